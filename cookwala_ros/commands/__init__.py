@@ -1,0 +1,1 @@
+"""Sub-commands of the `cookwala-ros` CLI, one module each (add_arguments + run)."""

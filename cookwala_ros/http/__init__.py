@@ -1,0 +1,1 @@
+"""The Cookwala Core HTTP API over the executor service."""

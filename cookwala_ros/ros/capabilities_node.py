@@ -1,0 +1,76 @@
+"""cookwala_capabilities: serves the device's Core capabilities document over ROS 2.
+
+The document is generated from the device file at start-up (parameter `device_file`, default
+the package's config/device.yaml). A bad device file stops the node with a message naming the
+key, before anything is advertised.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import rclpy
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from rcl_interfaces.msg import ParameterDescriptor, ParameterType
+
+from cookwala_msgs.srv import GetCapabilities
+from cookwala_ros.device import DeviceConfigError, capabilities_document, load_device_config
+
+SERVICE_NAME = "cookwala/get_capabilities"
+
+
+class CapabilitiesNode(Node):
+    def __init__(self, **kwargs) -> None:
+        super().__init__("cookwala_capabilities", **kwargs)
+        self.declare_parameter(
+            "device_file",
+            "",
+            ParameterDescriptor(
+                type=ParameterType.PARAMETER_STRING,
+                description="Path of the device file (YAML); empty = the package's config/device.yaml.",
+                read_only=True,
+            ),
+        )
+        device_file = self.get_parameter("device_file").value or None
+        # Raises DeviceConfigError naming the key: main() turns it into a clean exit.
+        self.config = load_device_config(device_file)
+        self._document_json = json.dumps(capabilities_document(self.config), separators=(",", ":"))
+        self._service = self.create_service(
+            GetCapabilities,
+            SERVICE_NAME,
+            self._on_get_capabilities,
+            callback_group=MutuallyExclusiveCallbackGroup(),
+        )
+        self.get_logger().info(
+            f"serving capabilities of {self.config.device_id} ({len(self.config.ops)} ops) "
+            f"on {self._service.srv_name}"
+        )
+
+    def _on_get_capabilities(self, request, response):
+        response.capabilities_json = self._document_json
+        return response
+
+
+def main(args: list[str] | None = None) -> int:
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = CapabilitiesNode()
+        rclpy.spin(node)
+    except DeviceConfigError as exc:
+        print(f"cookwala_capabilities: cannot start: {exc}", file=sys.stderr)
+        return 2
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,85 @@
+"""The QoS profiles of every cookwala topic, in one place.
+
+Nodes pick a profile by meaning (latched, command, sensor, event) rather than spelling out
+history/depth/durability, so a subscriber and its publisher cannot silently disagree.
+"""
+
+from __future__ import annotations
+
+from rclpy.duration import Duration
+from rclpy.qos import (
+    DurabilityPolicy,
+    HistoryPolicy,
+    LivelinessPolicy,
+    QoSProfile,
+    ReliabilityPolicy,
+)
+
+
+def latched() -> QoSProfile:
+    """Last value kept for late joiners (status, capabilities, safety status)."""
+    return QoSProfile(
+        history=HistoryPolicy.KEEP_LAST,
+        depth=1,
+        reliability=ReliabilityPolicy.RELIABLE,
+        durability=DurabilityPolicy.TRANSIENT_LOCAL,
+    )
+
+
+def command(depth: int = 10) -> QoSProfile:
+    """Commands to controllers (trajectories, heater commands): reliable, never replayed.
+
+    Volatile on purpose: a late-joining controller must not act on a stale command.
+    """
+    return QoSProfile(
+        history=HistoryPolicy.KEEP_LAST,
+        depth=depth,
+        reliability=ReliabilityPolicy.RELIABLE,
+        durability=DurabilityPolicy.VOLATILE,
+    )
+
+
+def sensor(depth: int = 5) -> QoSProfile:
+    """Streams where only the newest sample matters (joint states, heater state, temperatures).
+
+    Reliable rather than best-effort so that it matches the default QoS of ros2_control
+    broadcasters and `ros2 topic echo`; a keep-last depth keeps it from queueing up.
+    """
+    return QoSProfile(
+        history=HistoryPolicy.KEEP_LAST,
+        depth=depth,
+        reliability=ReliabilityPolicy.RELIABLE,
+        durability=DurabilityPolicy.VOLATILE,
+    )
+
+
+def events(depth: int = 100) -> QoSProfile:
+    """CloudEvents: reliable with a deep queue; subscribers de-duplicate by event id."""
+    return QoSProfile(
+        history=HistoryPolicy.KEEP_LAST,
+        depth=depth,
+        reliability=ReliabilityPolicy.RELIABLE,
+        durability=DurabilityPolicy.VOLATILE,
+    )
+
+
+def heartbeat(lease_s: float = 0.3) -> QoSProfile:
+    """Heartbeat with a liveliness lease, so a killed sender is noticed within about lease_s."""
+    return QoSProfile(
+        history=HistoryPolicy.KEEP_LAST,
+        depth=1,
+        reliability=ReliabilityPolicy.RELIABLE,
+        durability=DurabilityPolicy.VOLATILE,
+        liveliness=LivelinessPolicy.AUTOMATIC,
+        liveliness_lease_duration=Duration(nanoseconds=int(lease_s * 1e9)),
+    )
+
+
+def clock() -> QoSProfile:
+    """/clock as rclpy's TimeSource subscribes to it (keep-last 1, best effort)."""
+    return QoSProfile(
+        history=HistoryPolicy.KEEP_LAST,
+        depth=1,
+        reliability=ReliabilityPolicy.BEST_EFFORT,
+        durability=DurabilityPolicy.VOLATILE,
+    )

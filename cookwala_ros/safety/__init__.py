@@ -1,0 +1,1 @@
+"""SafetyLimits packs (stricter wins), monitor rules and stop arbitration. Pure Python."""

@@ -1,0 +1,1 @@
+"""Simulated kitchen hardware: arm (JointTrajectoryController semantics) and thermal models. Pure numpy."""

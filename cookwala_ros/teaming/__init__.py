@@ -1,0 +1,1 @@
+"""Contract-net teaming: protocol state machines, bid scoring, allocation. Pure Python."""

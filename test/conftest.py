@@ -1,0 +1,56 @@
+"""Shared test set-up: ROS isolation and the location of the published standard.
+
+ROS isolation happens at import time, before any test module can call rclpy.init():
+every pytest run (and every xdist worker) gets its own ROS_DOMAIN_ID, discovery stays on this
+host, and ROS logs go to a temporary directory. Child processes inherit all of it.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import tempfile
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+
+
+def _isolate_ros() -> None:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    index = int(worker[2:]) if worker.startswith("gw") and worker[2:].isdigit() else 0
+    # `make test` exports COOKWALA_TEST_DOMAIN_BASE (a per-run value); each worker adds its index.
+    base = int(os.environ.get("COOKWALA_TEST_DOMAIN_BASE", str(os.getpid() % 80)))
+    os.environ["ROS_DOMAIN_ID"] = str((base + index) % 101)
+    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    os.environ.pop("ROS_LOCALHOST_ONLY", None)
+    if not os.environ.get("ROS_LOG_DIR"):
+        os.environ["ROS_LOG_DIR"] = tempfile.mkdtemp(prefix=f"cookwala-roslog-{worker}-")
+    os.environ.setdefault("ROS_HOME", os.environ["ROS_LOG_DIR"])
+
+
+_isolate_ros()
+
+
+def spec_dir_or_none() -> pathlib.Path | None:
+    """The published standard, from COOKWALA_SPEC_DIR (default ../shared/cookwala-spec)."""
+    raw = os.environ.get("COOKWALA_SPEC_DIR")
+    path = pathlib.Path(raw) if raw else REPO.parent / "shared" / "cookwala-spec"
+    return path if (path / "docs" / "CORE.md").is_file() else None
+
+
+@pytest.fixture(scope="session")
+def spec_dir() -> pathlib.Path:
+    """Path of the published Cookwala standard; skips the test when it is absent."""
+    path = spec_dir_or_none()
+    if path is None:
+        pytest.skip(
+            "the published Cookwala standard was not found: set COOKWALA_SPEC_DIR "
+            "(default ../shared/cookwala-spec) to run tests that read it"
+        )
+    return path
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> pathlib.Path:
+    return REPO

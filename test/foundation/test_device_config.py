@@ -1,0 +1,93 @@
+"""The device file is checked key by key, and the capabilities document is generated from it."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+import yaml
+
+from cookwala_ros.device import (
+    DeviceConfigError,
+    capabilities_document,
+    load_device_config,
+    parse_device_config,
+)
+
+
+@pytest.fixture()
+def raw_device(repo_root):
+    return yaml.safe_load((repo_root / "config" / "device.yaml").read_text())
+
+
+def test_packaged_device_file_loads():
+    config = load_device_config()
+    assert config.device_id.startswith("cwros:")
+    assert "cw.op.simmer" in config.ops
+
+
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda d: d["device"].pop("id"), "device.id: missing"),
+        (lambda d: d["heaters"][0].update(power_w="2kW"), "heaters[0].power_w: expected a number"),
+        (lambda d: d["heaters"][0].update(power_w=True), "heaters[0].power_w: expected a number"),
+        (lambda d: d["heaters"][0].update(power_w=0), "heaters[0].power_w: must be > 0"),
+        (lambda d: d["heaters"][0].update(powr_w=10), "heaters[0].powr_w: unknown key"),
+        (lambda d: d["heaters"][0].update(modes=[False]), "heaters[0].modes[0]: expected a string"),
+        (lambda d: d["sensors"][1].update(sensor="oil_temp"), "sensors[1].sensor: expected an id starting with 'cw.sense.'"),
+        (lambda d: d["ops"].append("simmer"), "ops[10]: expected an id starting with 'cw.op.'"),
+        (lambda d: d["ops"].append("cw.op.simmer"), "ops: an operation is listed twice"),
+        (lambda d: d["safety"].update(emergency_stop="maybe"), "safety.emergency_stop: expected one of"),
+        (lambda d: d.update(colour="red"), "colour: unknown key"),
+        (lambda d: d["arm"].pop("trajectory_topic"), "arm.trajectory_topic: missing"),
+    ],
+)
+def test_bad_entries_are_named(raw_device, mutate, message):
+    bad = copy.deepcopy(raw_device)
+    mutate(bad)
+    with pytest.raises(DeviceConfigError) as excinfo:
+        parse_device_config(bad)
+    assert message in str(excinfo.value)
+
+
+def test_vendor_extension_keys_are_accepted(raw_device):
+    raw_device["device"]["x-acme-serial"] = "A123"
+    assert parse_device_config(raw_device).device_id == raw_device["device"]["id"]
+
+
+def test_missing_or_broken_file_is_reported(tmp_path):
+    with pytest.raises(DeviceConfigError, match="cannot read device file"):
+        load_device_config(tmp_path / "absent.yaml")
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("device: [unclosed\n")
+    with pytest.raises(DeviceConfigError, match="not valid YAML"):
+        load_device_config(broken)
+
+
+def test_capabilities_document_reflects_the_device_file(raw_device):
+    doc = capabilities_document(parse_device_config(raw_device))
+    assert doc["actor"]["id"] == raw_device["device"]["id"]
+    assert [o["op"] for o in doc["capabilities"]["ops"]] == raw_device["ops"]
+    assert doc["capabilities"]["heat"][0]["powerW"] == raw_device["heaters"][0]["power_w"]
+    assert doc["capabilities"]["heat"][0]["remoteStartAllowed"] is False
+    assert {s["sensor"] for s in doc["capabilities"]["sensors"]} == {s["sensor"] for s in raw_device["sensors"]}
+    assert doc["safety"]["emergencyStop"] == "both"
+    json.dumps(doc)  # plain JSON data
+
+
+def test_capabilities_document_is_valid_against_the_standard(spec_dir):
+    jsonschema = pytest.importorskip("jsonschema")
+    from referencing import Registry, Resource
+
+    schemas = {p.name: json.loads(p.read_text()) for p in (spec_dir / "schemas").glob("*.schema.json")}
+    registry = Registry().with_resources(
+        (uri, Resource.from_contents(schema))
+        for name, schema in schemas.items()
+        for uri in (schema.get("$id", name), name)
+    )
+    validator = jsonschema.Draft202012Validator(schemas["capabilities.schema.json"], registry=registry)
+    doc = capabilities_document(load_device_config())
+    errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(doc)]
+    assert errors == []
