@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "dryrun": "pre-start check of a recipe against a device: who does each step, or why it is refused",
     "conformance": "run conformance vector files and print a table per file",
     "schemas": "schema tools (bundle: write the offline schema bundle)",
+    "log": "execution logs (plot: render a temperature plot)",
     "up": "start the nodes of a bringup manifest as processes (no `launch` needed)",
     "demo": "run the simulated kitchen demo",
 }

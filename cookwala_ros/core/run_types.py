@@ -1,0 +1,112 @@
+"""The plain data the execution engine exchanges with its adapter (see core/engine.py).
+
+`Observation` is what the device reports at one instant, `Commands` what the engine wants done
+next, `RunConfig` how one run is set up. All fields are plain Python values so the ROS adapter,
+the HTTP service and the in-process simulation fill them the same way.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from cookwala_ros.core import vocab
+from cookwala_ros.core.heat_model import ThermalParams
+
+# Which observation field a temperature sensor id reads (canonical ids). Sensors not listed come
+# from Observation.readings only.
+DEFAULT_SENSOR_SOURCES = {
+    "cw.sense.liquid_temp": "medium",
+    "cw.sense.oil_temp": "medium",
+    "cw.sense.oven_air_temp": "medium",
+    "cw.sense.chamber_temp": "medium",
+    "cw.sense.pan_surface_temp": "pan",
+}
+
+
+@dataclass
+class Observation:
+    now_s: float  # ROS time [s] (sim time in CI)
+    medium_temp_c: float | None = None  # None = no or invalid reading
+    pan_temp_c: float | None = None
+    heater_power_w: float | None = 0.0
+    heater_fault: str | None = None  # None, or e.g. "overtemp", "relay_welded", "sensor_disconnected"
+    arm_positions: dict = field(default_factory=dict)  # joint -> rad
+    arm_moving: bool = False
+    arm_pose: str | None = None  # the named pose the arm is at, or None
+    human_present: bool = False
+    safety_armed: bool = True
+    sensors_ok: dict = field(default_factory=dict)  # sensor id -> bool (False = disabled)
+    readings: dict = field(default_factory=dict)  # other sensor id -> value (e.g. a core probe)
+
+
+@dataclass
+class Commands:
+    heater: tuple | None = None  # None (no change) | ("off",) | ("power", W) | ("setpoint", °C)
+    arm_pose: str | None = None  # named pose to go to
+    arm_halt: bool = False
+    heater_setup: dict | None = None  # {"medium", "mass_kg", "lid"}: the sim applies it, hardware ignores it
+
+    def is_empty(self) -> bool:
+        return self.heater is None and self.arm_pose is None and not self.arm_halt and self.heater_setup is None
+
+
+@dataclass
+class RunConfig:
+    execution_id: str = "exec-0001"
+    recipe_ref: str | None = None  # default: the recipe's id
+    recipe_hash: str | None = None  # default: computed from the recipe
+    servings: float | None = None  # default: the recipe's yield
+    altitude_m: float = 0.0
+    poses: tuple = ()  # named poses the arm has
+    max_heater_power_w: float = 2000.0
+    control_period_s: float = 0.1
+    device: dict = field(default_factory=lambda: {"vendor": "cookwala_ros", "model": "simulated kitchen"})
+    wall_clock_origin_s: float | None = None  # UTC epoch seconds at start_time_s (None: now_s is epoch time)
+    thermal: ThermalParams = field(default_factory=ThermalParams)
+    sensor_sources: dict = field(default_factory=lambda: dict(DEFAULT_SENSOR_SOURCES))
+    allow_model: bool = True
+    limits: Any = None  # SafetyLimits pack or list of packs (merged, stricter wins); None: none checked here
+    motion_timeout_s: float = 60.0
+    stop_timeout_s: float = 5.0
+    sensor_grace_s: float = 2.0  # a sensor silent this long is lost
+    trace_period_s: float = 1.0
+    trace_max_rows: int = 3600
+
+    def problems(self) -> list[str]:
+        out = []
+        if not (isinstance(self.max_heater_power_w, (int, float)) and self.max_heater_power_w > 0):
+            out.append("max_heater_power_w: must be > 0")
+        if not (isinstance(self.control_period_s, (int, float)) and 0 < self.control_period_s <= 1.0):
+            out.append("control_period_s: must be in (0, 1]")
+        if not (isinstance(self.altitude_m, (int, float)) and math.isfinite(self.altitude_m)):
+            out.append("altitude_m: must be a finite number")
+        for key in ("motion_timeout_s", "stop_timeout_s", "sensor_grace_s", "trace_period_s"):
+            if not getattr(self, key) > 0:
+                out.append(f"{key}: must be > 0")
+        return out
+
+
+def finite(value: Any) -> float | None:
+    """A finite float, or None (NaN, None, strings and booleans are no reading)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def read_sensor(obs: Observation, sensor_id: str, sources: dict) -> float | None:
+    """The current value of a sensor, or None when it is disabled or gives no reading."""
+    canonical = vocab.canonical_sensor(sensor_id)
+    ok = obs.sensors_ok or {}
+    if ok.get(sensor_id) is False or ok.get(canonical) is False:
+        return None
+    extra = obs.readings or {}
+    if sensor_id in extra or canonical in extra:
+        return finite(extra.get(sensor_id, extra.get(canonical)))
+    source = sources.get(canonical)
+    if source == "medium":
+        return finite(obs.medium_temp_c)
+    if source == "pan":
+        return finite(obs.pan_temp_c)
+    return None

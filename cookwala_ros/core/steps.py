@@ -1,0 +1,411 @@
+"""The step runners of the execution engine: heat, motion, timed and human steps.
+
+Each runner is ticked by `RecipeRun` with the latest observation and the seconds since the last
+tick; `active=False` means the run is paused or waiting for a person: a heat step then keeps
+holding its temperature but its clock does not run. A tick returns a `Verdict`: go on, done,
+a person is needed (why), or abort safely (why). Runners talk to the run only through the
+small set of methods `RecipeRun` gives them (read, emit, heater, arm, recorder).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from cookwala_ros.core import conditions, heat_control, ladder, motion, vocab
+from cookwala_ros.core.conditions import MET, MET_BY_TIME, PENDING, TIMED_OUT
+from cookwala_ros.core.execution_log import StepRecorder
+from cookwala_ros.core.run_types import Observation
+
+if TYPE_CHECKING:  # pragma: no cover
+    from cookwala_ros.core.dryrun import NodePlan
+    from cookwala_ros.core.engine import RecipeRun
+
+# envelope medium -> what the hob's pot holds (the heater_setup medium)
+HEATER_MEDIUM = {"water": "water", "steam": "water", "pressure": "water", "oil": "oil", "air": "air",
+                 "pan_surface": "pan_surface"}
+# envelope medium -> the sensor that measures it
+MEDIUM_SENSOR = {"water": "cw.sense.liquid_temp", "steam": "cw.sense.chamber_temp", "pressure": "cw.sense.liquid_temp",
+                 "oil": "cw.sense.oil_temp", "air": "cw.sense.oven_air_temp", "pan_surface": "cw.sense.pan_surface_temp",
+                 "product": "cw.sense.core_temp"}
+SETUP_MEDIUM_SENSOR = {"water": "cw.sense.liquid_temp", "oil": "cw.sense.oil_temp", "air": "cw.sense.oven_air_temp"}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    kind: str  # continue | done | human | abort
+    why: str | None = None
+
+    @property
+    def going(self) -> bool:
+        return self.kind == "continue"
+
+
+GO_ON = Verdict("continue")
+DONE = Verdict("done")
+
+
+def is_heat_step(op_id: str) -> bool:
+    """Ops the hob heats for: the heat family, and hot holding."""
+    if not vocab.is_known_op(op_id):
+        return False
+    record = vocab.op(op_id)
+    env = record.get("envelope") or {}
+    heats = "heat" in (record.get("families") or []) or op_id == "cw.op.hold"
+    return heats and "tempBandC" in env and env.get("medium") in (set(HEATER_MEDIUM) | {"product"})
+
+
+class StepRunner:
+    """Common parts: the node, its plan entry, its `until`, its log record and clock."""
+
+    kind = "timed"
+
+    def __init__(self, run: "RecipeRun", node: dict, plan: "NodePlan", index: int):
+        self.run = run
+        self.node = node
+        self.plan = plan
+        self.index = index
+        self.tracker = conditions.UntilTracker(node.get("until"), f"/process/nodes/{index}/until")
+        self.elapsed_s = 0.0
+        self.verified_by = plan.verified_by
+        self.recorder: StepRecorder | None = None
+        self.extended = False
+        self.retried = False
+        self.pending_human: str | None = None  # why, while a timeout waits for a person
+        self._condition_sensors = sorted(conditions.condition_sensors(node.get("until")))
+
+    @property
+    def node_id(self) -> str:
+        return self.node["id"]
+
+    @property
+    def op(self) -> str:
+        return self.node["op"]
+
+    def start(self, obs: Observation) -> None:
+        self.recorder = StepRecorder(self.node_id, self.op, self.run.iso(obs.now_s), self.verified_by)
+
+    def tick(self, obs: Observation, dt: float, active: bool) -> Verdict:
+        if active:
+            self.elapsed_s += dt
+        return self._judge(self.tracker.evaluate(self.elapsed_s, self.condition_readings(obs)))
+
+    def condition_readings(self, obs: Observation) -> dict[str, float | None]:
+        return {s: self.run.read(obs, s) for s in self._condition_sensors}
+
+    def _judge(self, verdict: str) -> Verdict:
+        if verdict == MET:
+            return DONE
+        if verdict == MET_BY_TIME:
+            if self.tracker.tree is not None and self.verified_by == "sensor":
+                self.verified_by = "time"  # the sensor never confirmed the end condition
+            return DONE
+        if verdict == TIMED_OUT:
+            return self.on_timeout()
+        return GO_ON
+
+    def on_timeout(self) -> Verdict:
+        action = conditions.timeout_action(self.node)
+        limit = conditions.format_duration(self.tracker.max_s or self.elapsed_s)
+        if action == "extend" and not self.extended:
+            self.extended = True
+            extra = conditions.extension_s(self.tracker.window)
+            self.tracker.extend(extra)
+            self.run.deviation(self, "extended_time",
+                               f"end condition not met within {limit}; extended by {conditions.format_duration(extra)}")
+            return GO_ON
+        if action == "retry" and not self.retried:
+            self.retried = True
+            self.tracker.restart()
+            self.tracker.extend(self.tracker.window.max_s or 0.0)
+            self.run.deviation(self, "extended_time", f"end condition not met within {limit}; retrying once")
+            return GO_ON
+        if action == "skip_optional" and self.node.get("optional"):
+            self.run.deviation(self, "skipped_optional", f"optional step ended at {limit} without its end condition")
+            return DONE
+        if action == "abort_safe":
+            return Verdict("abort", f"node {self.node_id}: end condition not met within {limit} (onTimeout abort_safe)")
+        self.pending_human = f"node {self.node_id} ({self.op}): end condition not met within {limit}; please check and confirm"
+        return Verdict("human", self.pending_human)
+
+    def human_done(self) -> Verdict:
+        """A person confirmed or finished the step."""
+        self.verified_by = "human"
+        self.pending_human = None
+        return DONE
+
+    def progress(self) -> float:
+        expected = self.tracker.expected_s() or self.tracker.max_s
+        if not expected:
+            return 0.0
+        return max(0.0, min(0.99, self.elapsed_s / expected))
+
+    def remaining_s(self) -> float | None:
+        expected = self.tracker.expected_s() or self.tracker.max_s
+        return None if expected is None else max(0.0, expected - self.elapsed_s)
+
+    def readings(self, obs: Observation) -> list[dict]:
+        return []
+
+    def record(self, ended_at: str | None) -> dict:
+        assert self.recorder is not None
+        self.recorder.verified_by = self.verified_by
+        return self.recorder.to_record(ended_at)
+
+
+class TimedStep(StepRunner):
+    """A device step without heat or motion: done when its time window says so."""
+
+    kind = "timed"
+
+    def start(self, obs: Observation) -> None:
+        super().start(obs)
+        self.run.heater_off()
+
+
+class HumanStep(StepRunner):
+    """A step the plan gives to a person: needs_human until `human_done`."""
+
+    kind = "human"
+
+    def start(self, obs: Observation) -> None:
+        super().start(obs)
+        self.run.heater_off()
+        # the recipe's step text is free text (data, never passed on as an instruction): a UI shows
+        # it from the recipe; the reason names the node and the operation only
+        self.pending_human = f"node {self.node_id} ({self.op}) is done by a person"
+
+    def tick(self, obs: Observation, dt: float, active: bool) -> Verdict:
+        self.elapsed_s += dt
+        return Verdict("human", self.pending_human) if self.pending_human else DONE
+
+    def remaining_s(self) -> float | None:
+        return self.tracker.expected_s()
+
+
+class MotionStep(StepRunner):
+    """A step done by moving the arm through named poses."""
+
+    kind = "motion"
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.route = motion.route(self.node, self.run.config.poses)
+        self.leg = 0
+        self.leg_s = 0.0
+        self.sent = False
+
+    def start(self, obs: Observation) -> None:
+        super().start(obs)
+        self.run.heater_off()
+
+    def resend(self) -> None:
+        """The arm was halted (pause): command the current pose again."""
+        self.sent = False
+
+    def tick(self, obs: Observation, dt: float, active: bool) -> Verdict:
+        if not active:
+            return GO_ON
+        self.elapsed_s += dt
+        if self.leg < len(self.route):
+            pose = self.route[self.leg]
+            if not self.sent and obs.arm_pose == pose and not obs.arm_moving:
+                self.leg += 1  # already there
+                return GO_ON
+            if not self.sent:
+                self.run.arm_to(pose)
+                self.sent = True
+                self.leg_s = 0.0
+                return GO_ON
+            self.leg_s += dt
+            if obs.arm_pose == pose and not obs.arm_moving:
+                self.leg += 1
+                self.sent = False
+            elif self.leg_s > self.run.config.motion_timeout_s:
+                self.run.incident(self, "cw.incident.robot_stuck", f"arm did not reach pose {pose!r} within "
+                                  f"{self.run.config.motion_timeout_s:g} s")
+                self.sent = False
+                return Verdict("human", f"node {self.node_id}: the arm did not reach pose {pose!r}; "
+                                        "please check the arm and confirm")
+            return GO_ON
+        verdict = self.tracker.evaluate(self.elapsed_s, self.condition_readings(obs))
+        return DONE if verdict != PENDING else GO_ON
+
+    def progress(self) -> float:
+        if not self.route:
+            return super().progress()
+        return min(0.99, self.leg / len(self.route))
+
+
+class HeatStep(StepRunner):
+    """Closed-loop heat: hold the envelope, then the target, until the end condition."""
+
+    kind = "heat"
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        env = vocab.envelope(self.op) or {}
+        self.env_medium = env.get("medium")
+        self.goal = heat_control.goal_for(self.node, self.run.config.altitude_m)
+        self.mode = self.plan.verified_by if self.plan.verified_by in ("sensor", "model", "time") else "model"
+        self.confirm_by_human = self.plan.verified_by == "human"
+        self.sensor = self.plan.sensor if self.mode == "sensor" and self.plan.sensor else MEDIUM_SENSOR.get(self.env_medium)
+        self.entered_band = False
+        self.in_excursion = False
+        self.target_reached = False
+        self.silent_s = 0.0
+        self.last_value: float | None = None
+        self.last_estimated = False
+        stir = (self.node.get("params") or {}).get("stir")
+        interval = stir.get("intervalS") if isinstance(stir, dict) else None
+        self.stir_every_s = float(interval) if isinstance(interval, (int, float)) and interval > 0 else None
+        self.stir_route = motion.stir_route(self.run.config.poses) if self.stir_every_s else []
+        self.next_stir_s = self.stir_every_s or 0.0
+        self.stir_leg: int | None = None
+        self.stir_sent = False
+
+    def start(self, obs: Observation) -> None:
+        super().start(obs)
+        self.run.heater_setup_for(self.node, self.env_medium, obs)
+
+    def _measure(self, obs: Observation) -> tuple[float | None, bool]:
+        """(value of the controlled temperature, estimated?)."""
+        estimate = self.run.estimate
+        est_value = estimate.pan_c if self.env_medium == "pan_surface" else estimate.medium_c
+        if self.mode == "sensor" and self.sensor:
+            value = self.run.read(obs, self.sensor)
+            if value is not None:
+                return value, False
+        return est_value, True
+
+    def tick(self, obs: Observation, dt: float, active: bool) -> Verdict:
+        if self.run.setup_at is not None and obs.now_s <= self.run.setup_at:
+            return GO_ON  # readings taken before the pot's contents changed say nothing about them
+        value, estimated = self._measure(obs)
+        if self.mode == "sensor":
+            verdict = self._watch_sensor(obs, dt, estimated)
+            if verdict is not None:
+                return verdict
+        self.last_value, self.last_estimated = value, estimated
+        if self.goal is not None and value is not None:
+            power = self.run.controller.update(self.goal.setpoint, value, dt, self.goal.hi)
+            self.run.heater_power(power)
+            self._check_envelope(value, estimated)
+            breach = None if estimated else self.run.check_limits(self, self.env_medium, value)
+            if breach is not None:
+                return breach
+        if self.sensor and value is not None:
+            self.recorder.reading(self.sensor, value, estimated=estimated)
+        if self.pending_human:
+            return Verdict("human", self.pending_human)
+        if not active:
+            return GO_ON
+        self._stir(obs, dt)
+        self.elapsed_s += dt
+        readings = self.condition_readings(obs)
+        if self.mode == "model" and self.sensor:
+            for s in readings:
+                if vocab.canonical_sensor(s) == vocab.canonical_sensor(self.sensor) and readings[s] is None:
+                    readings[s] = value  # the model rung: the logged estimate stands in for the sensor
+        if self.tracker.tree is None and not self.node.get("until"):
+            done = self.target_reached or (self.goal is None)
+            return DONE if done else GO_ON
+        verdict = self._judge(self.tracker.evaluate(self.elapsed_s, readings))
+        if verdict.kind == "done" and self.confirm_by_human:
+            self.pending_human = f"node {self.node_id} ({self.op}): please confirm it is done"
+            return Verdict("human", self.pending_human)
+        if verdict.kind == "done" and self.stir_leg is not None:
+            return GO_ON  # finish the stir first
+        return verdict
+
+    def _watch_sensor(self, obs: Observation, dt: float, missing: bool) -> Verdict | None:
+        """Degrade along the ladder when the step's sensor has been silent for the grace time."""
+        if not missing:
+            self.silent_s = 0.0
+            return None
+        self.silent_s += dt
+        if self.silent_s < self.run.config.sensor_grace_s:
+            return None
+        available = self.run.available_sensors(obs)
+        policy = ladder.sensor_policy(self.node)
+        rung = ladder.choose_rung(self.op, available, self.run.config.allow_model, obs.human_present, policy)
+        self.run.incident(self, "cw.incident.sensor_failure", f"{self.sensor} gave no reading for "
+                          f"{self.silent_s:.1f} s; falling back to {rung or 'nothing'}")
+        if rung is None:
+            return Verdict("abort", f"node {self.node_id}: {self.sensor} lost and no rung of the ladder is left")
+        if ladder.is_sensor_rung(rung) and self.run.read(obs, rung) is not None:
+            self.sensor = rung
+            self.silent_s = 0.0
+            return None
+        if rung == "human":
+            self.mode = "model"
+            self.confirm_by_human = True
+        else:
+            self.mode = rung if rung in ("model", "time") else "time"
+        self.verified_by = self.mode if rung != "human" else "human"
+        self.run.deviation(self, "other", f"{self.sensor} lost; step continued on the {rung} rung")
+        return None
+
+    def _check_envelope(self, value: float, estimated: bool) -> None:
+        goal = self.goal
+        if goal.in_band(value):
+            self.entered_band = True
+            self.in_excursion = False
+        elif value > goal.hi or self.entered_band:
+            if not self.in_excursion:
+                self.in_excursion = True
+                self.recorder.envelope_ok = False
+                side = "above" if value > goal.hi else "below"
+                self.run.deviation(self, "temperature_excursion",
+                                   f"{'estimated ' if estimated else ''}{value:.1f} °C {side} the {self.op} "
+                                   f"envelope {goal.lo:g}–{goal.hi:g} °C")
+        if goal.on_target(value):
+            if not self.target_reached:
+                self.target_reached = True
+                self.recorder.target_ok = True
+        elif self.target_reached and goal.target is not None:
+            self.recorder.target_ok = False
+
+    def _stir(self, obs: Observation, dt: float) -> None:
+        if not self.stir_route:
+            return
+        if self.stir_leg is None:
+            if self.elapsed_s >= self.next_stir_s:
+                self.stir_leg, self.stir_sent = 0, False
+                self.next_stir_s = self.elapsed_s + self.stir_every_s
+            return
+        pose = self.stir_route[self.stir_leg]
+        if not self.stir_sent and not (obs.arm_pose == pose and not obs.arm_moving):
+            self.run.arm_to(pose)
+            self.stir_sent = True
+        elif obs.arm_pose == pose and not obs.arm_moving:
+            self.stir_leg += 1
+            self.stir_sent = False
+            if self.stir_leg >= len(self.stir_route):
+                self.stir_leg = None
+
+    def resend(self) -> None:
+        self.stir_sent = False
+
+    def readings(self, obs: Observation) -> list[dict]:
+        if self.sensor is None or self.last_value is None:
+            return []
+        out = {"sensor": self.sensor, "value": round(self.last_value, 2), "unit": "degC"}
+        if self.last_estimated:
+            out["estimated"] = True
+        return [out]
+
+    def progress(self) -> float:
+        if self.tracker.tree is None and not self.node.get("until"):
+            return 0.99 if self.target_reached else 0.0
+        return super().progress()
+
+
+def runner_for(run: "RecipeRun", node: dict, plan: "NodePlan", index: int) -> StepRunner:
+    if plan.by == "human":
+        return HumanStep(run, node, plan, index)
+    if is_heat_step(node["op"]):
+        return HeatStep(run, node, plan, index)
+    if motion.is_motion_op(node["op"]) and motion.route(node, run.config.poses):
+        return MotionStep(run, node, plan, index)
+    return TimedStep(run, node, plan, index)

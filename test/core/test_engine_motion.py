@@ -1,0 +1,105 @@
+"""Motion steps through named poses, and heat steps between them, on the simulated arm."""
+
+from __future__ import annotations
+
+from test_engine_kitchen import DATA, SimKitchen, load_json, make_run
+
+from cookwala_ros.core import motion, schemas
+from cookwala_ros.core.engine import Observation, RecipeRun, RunConfig
+
+
+def rice_pot() -> dict:
+    return load_json(DATA / "rice-pot.cookwala.json")
+
+
+def test_motion_steps_go_through_their_named_poses_in_order():
+    kitchen = SimKitchen()
+    run = make_run(rice_pot(), kitchen)
+    visits: list[tuple[str, str]] = []
+
+    def watch(engine, k):
+        pose = k.arm_pose()
+        node = engine.runner.node_id if engine.runner else "-"
+        if pose and not (k.arm.following or not k.arm.at_rest) and (not visits or visits[-1] != (node, pose)):
+            visits.append((node, pose))
+
+    kitchen.run(run, limit_s=3600, on_tick=watch)
+    assert run.state == "completed"
+    commanded = [c.arm_pose for c in kitchen.commands if c.arm_pose]
+    assert commanded == ["home",  # preparing: the arm goes home first
+                         "dispense", "above_hob", "pour", "above_hob",  # m1 dispense
+                         "dispense", "above_hob", "pour", "above_hob",  # m3 season
+                         "stir", "above_hob",  # m4 mix (already above the hob)
+                         "stir", "above_hob", "serve", "above_hob",  # m5 transfer by ladle
+                         "home"]  # back home at the end
+    for node in ("m1", "m3", "m4", "m5"):
+        reached = [pose for n, pose in visits if n == node]
+        assert reached[-1] == "above_hob", (node, reached)
+    log = run.log()
+    assert schemas.validate(log, "ExecutionLog") == []
+    steps = {s["node"]: s for s in log["steps"]}
+    assert steps["m2"]["verifiedBy"] == "sensor" and steps["m2"]["summary"][0]["end"] >= 98
+    assert all(steps[n]["verifiedBy"] == "time" for n in ("m1", "m3", "m4", "m5"))
+
+
+def test_heat_is_off_while_the_arm_works_after_a_heat_step():
+    kitchen = SimKitchen()
+    run = make_run(rice_pot(), kitchen)
+    powers = []
+    kitchen.run(run, on_tick=lambda e, k: powers.append(k.heater.power_w)
+                if e.runner is not None and e.runner.node_id in ("m3", "m4", "m5") else None)
+    assert powers and max(powers) == 0.0
+
+
+def test_an_arm_that_never_arrives_asks_for_a_person():
+    recipe = rice_pot()
+    plan = __import__("test_engine_kitchen").plan_for(recipe)
+    run = RecipeRun(recipe, plan, RunConfig(poses=("home", "dispense", "above_hob", "pour"), motion_timeout_s=5))
+    t = 0.0
+    while t < 30 and run.state != "needs_human":
+        run.tick(Observation(now_s=t, arm_pose="home", medium_temp_c=20, pan_temp_c=20))
+        t += 0.2
+    assert run.state == "needs_human" and "did not reach pose 'dispense'" in run.status()["humanNeeded"]
+    assert any(k == "incident" and d["type"] == "cw.incident.robot_stuck" for k, d in run.drain_changes())
+
+
+def test_routes_skip_poses_the_arm_does_not_have():
+    node = {"id": "x", "op": "cw.op.dispense"}
+    assert motion.route(node, ["home", "dispense", "above_hob", "pour", "stir", "serve"]) == [
+        "dispense", "above_hob", "pour", "above_hob"]
+    assert motion.route(node, ["above_hob"]) == ["above_hob"]
+    assert motion.route({"id": "y", "op": "cw.op.transfer", "params": {"method": "ladle"}}, ["above_hob", "serve"]) == [
+        "above_hob", "serve", "above_hob"]
+    assert motion.route({"id": "z", "op": "cw.op.wait"}, ["home"]) == []
+
+
+def _moving_in(node: str):
+    return lambda e, k: e.runner is not None and e.runner.node_id == node and not k.arm.at_rest
+
+
+def test_pause_halts_the_arm_mid_move_and_resume_sends_it_on():
+    kitchen = SimKitchen(dt=0.1)
+    run = make_run(rice_pot(), kitchen)
+    kitchen.run(run, until=_moving_in("m1"))
+    run.pause()
+    kitchen.run(run, limit_s=kitchen.t + 10)
+    assert run.state == "paused" and kitchen.halts == 1 and kitchen.arm.at_rest and kitchen.arm_pose() is None
+    sent = len([c for c in kitchen.commands if c.arm_pose])
+    run.resume()
+    kitchen.run(run, limit_s=kitchen.t + 1)
+    assert [c.arm_pose for c in kitchen.commands if c.arm_pose][sent:][:1] == ["dispense"]
+    kitchen.run(run, limit_s=kitchen.t + 3600)
+    assert run.state == "completed"
+
+
+def test_stop_mid_move_waits_until_the_arm_is_still():
+    kitchen = SimKitchen(dt=0.1)
+    run = make_run(rice_pot(), kitchen)
+    kitchen.run(run, until=_moving_in("m1"))
+    run.stop("operator")
+    moving_while_stopping = []
+    kitchen.run(run, limit_s=kitchen.t + 10,
+                on_tick=lambda e, k: moving_while_stopping.append(not k.arm.at_rest) if e.state == "stopping" else None)
+    assert run.state == "stopped" and kitchen.arm.at_rest and kitchen.halts >= 1
+    assert moving_while_stopping[0] is True  # it was still braking when the stop began
+    assert run.log()["steps"][-1]["node"] == "m1"
