@@ -13,6 +13,8 @@ import tempfile
 
 import pytest
 
+from spec_location import SKIP_MESSAGE, spec_dir_or_none
+
 REPO = pathlib.Path(__file__).resolve().parent.parent
 
 
@@ -20,7 +22,11 @@ def _isolate_ros() -> None:
     worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
     index = int(worker[2:]) if worker.startswith("gw") and worker[2:].isdigit() else 0
     # `make test` exports COOKWALA_TEST_DOMAIN_BASE (a per-run value); each worker adds its index.
-    base = int(os.environ.get("COOKWALA_TEST_DOMAIN_BASE", str(os.getpid() % 80)))
+    # Without it, the controlling pytest process picks one before xdist starts its workers,
+    # which inherit it.
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        os.environ.setdefault("COOKWALA_TEST_DOMAIN_BASE", str((os.getpid() % 18) * 5 + 1))
+    base = int(os.environ["COOKWALA_TEST_DOMAIN_BASE"])
     os.environ["ROS_DOMAIN_ID"] = str((base + index) % 101)
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
     os.environ.pop("ROS_LOCALHOST_ONLY", None)
@@ -32,22 +38,12 @@ def _isolate_ros() -> None:
 _isolate_ros()
 
 
-def spec_dir_or_none() -> pathlib.Path | None:
-    """The published standard, from COOKWALA_SPEC_DIR (default ../shared/cookwala-spec)."""
-    raw = os.environ.get("COOKWALA_SPEC_DIR")
-    path = pathlib.Path(raw) if raw else REPO.parent / "shared" / "cookwala-spec"
-    return path if (path / "docs" / "CORE.md").is_file() else None
-
-
 @pytest.fixture(scope="session")
 def spec_dir() -> pathlib.Path:
     """Path of the published Cookwala standard; skips the test when it is absent."""
     path = spec_dir_or_none()
     if path is None:
-        pytest.skip(
-            "the published Cookwala standard was not found: set COOKWALA_SPEC_DIR "
-            "(default ../shared/cookwala-spec) to run tests that read it"
-        )
+        pytest.skip(SKIP_MESSAGE)
     return path
 
 

@@ -18,11 +18,9 @@ FILES = ("hash.json", "signature.json", "disclosure.json", "ledger.json", "profi
 
 def _ids():
     """Vector ids for parametrisation; the files themselves are read through `spec_dir`."""
-    try:
-        from conftest import spec_dir_or_none
-    except ImportError:
-        spec_dir_or_none = None
-    spec = spec_dir_or_none() if spec_dir_or_none else None
+    from spec_location import spec_dir_or_none
+
+    spec = spec_dir_or_none()
     if spec is None:
         return [pytest.param("hash.json", "<published standard absent>", id="no-spec")]
     out = []
