@@ -28,6 +28,8 @@ NODE_EXECUTABLES = {
     "arm_sim": "cookwala_ros.ros.arm_sim_node:main",
     "heater_sim": "cookwala_ros.ros.heater_sim_node:main",
     "sim_clock": "cookwala_ros.ros.sim_clock_node:main",
+    "safety_monitor": "cookwala_ros.ros.safety_monitor_node:main",
+    "estop_button": "cookwala_ros.ros.estop_button_node:main",
 }
 
 setup(

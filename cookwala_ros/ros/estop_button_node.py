@@ -1,0 +1,85 @@
+"""estop_button: the local stop button as a ROS node, publishing /cookwala/estop.
+
+std_msgs/Bool, true while the button is held, on the latched QoS profile: a safety monitor that
+starts (or restarts) while the button is held still sees it pressed. The state is published on
+every change and re-sent every `period_s`. A physical button driver calls the `~/set` service
+(std_srvs/SetBool); on a console, type `p` (press) or `r` (release) and Enter when `stdin` is true.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+import rclpy
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.clock import Clock, ClockType
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from std_msgs.msg import Bool
+from std_srvs.srv import SetBool
+
+from cookwala_ros.ros import qos
+
+
+class EstopButtonNode(Node):
+    def __init__(self, **kwargs) -> None:
+        super().__init__("estop_button", **kwargs)
+        self.declare_parameter("pressed", False, ParameterDescriptor(description="Initial button state."))
+        self.declare_parameter("period_s", 1.0, ParameterDescriptor(description="Re-send period of the state [s]."))
+        self.declare_parameter("stdin", False, ParameterDescriptor(description="Read p/r lines from the console."))
+        period = self.get_parameter("period_s").value
+        if not isinstance(period, (int, float)) or period <= 0:
+            raise ValueError(f"parameter period_s must be a positive number, got {period!r}")
+        self._pressed = bool(self.get_parameter("pressed").value)
+        self._pub = self.create_publisher(Bool, "/cookwala/estop", qos.latched())
+        self.create_service(SetBool, "~/set", self._on_set)
+        self.create_timer(period, self._publish, clock=Clock(clock_type=ClockType.STEADY_TIME))
+        self._publish()
+
+    def set_pressed(self, pressed: bool) -> None:
+        changed = pressed != self._pressed
+        self._pressed = pressed
+        self._publish()
+        if changed:
+            self.get_logger().warning("STOP button pressed" if pressed else "stop button released")
+
+    def _publish(self) -> None:
+        self._pub.publish(Bool(data=self._pressed))
+
+    def _on_set(self, request, response):
+        self.set_pressed(bool(request.data))
+        response.success, response.message = True, "pressed" if self._pressed else "released"
+        return response
+
+    def read_console(self) -> None:
+        for line in sys.stdin:
+            word = line.strip().lower()
+            if word in ("p", "press"):
+                self.set_pressed(True)
+            elif word in ("r", "release"):
+                self.set_pressed(False)
+
+
+def main(args: list[str] | None = None) -> int:
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = EstopButtonNode()
+        if node.get_parameter("stdin").value:
+            threading.Thread(target=node.read_console, daemon=True).start()
+        rclpy.spin(node)
+    except ValueError as exc:
+        print(f"estop_button: cannot start: {exc}", file=sys.stderr)
+        return 2
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
