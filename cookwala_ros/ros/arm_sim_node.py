@@ -1,0 +1,202 @@
+"""arm_sim: the simulated kitchen arm behind the standard JointTrajectoryController topics.
+
+Subscribes trajectory_msgs/JointTrajectory on `arm_controller/joint_trajectory` (a new
+trajectory replaces the old one; an empty one stops every joint at its acceleration limit and
+holds) and publishes sensor_msgs/JointState on `joint_states`. Joint names and limits come from
+the robot description (config/robot/). The model steps on the ROS clock, so under
+`use_sim_time` it follows /clock at any real-time factor.
+
+Faults for safety tests, settable while running (`ros2 param set /arm_sim fault.… …`):
+`fault.frozen_encoder`, `fault.stuck_joints` (comma-separated joint names),
+`fault.ignore_commands`.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+import rclpy
+from rcl_interfaces.msg import SetParametersResult
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from sensor_msgs.msg import JointState
+from trajectory_msgs.msg import JointTrajectory
+
+from cookwala_ros.ros import qos
+from cookwala_ros.ros.params import ParameterError, ParamSpec, comma_list, declare_parameters, reject_invalid
+from cookwala_ros.sim.arm_model import ArmFaults, ArmModel, Trajectory, TrajectoryError, TrajectoryPoint
+from cookwala_ros.sim.robot_description import RobotDescriptionError, load_arm, load_poses
+from cookwala_ros.sim.sim_time import SimTime
+
+NODE_NAME = "arm_sim"
+TRAJECTORY_TOPIC = "arm_controller/joint_trajectory"
+JOINT_STATES_TOPIC = "joint_states"
+
+PARAMETERS = (
+    ParamSpec("robot_description_file", "", "URDF of the arm; empty = the package's config/robot/kitchen_arm.urdf."),
+    ParamSpec("joint_limits_file", "", "joint_limits YAML with acceleration limits; empty = joint_limits.yaml next to the URDF."),
+    ParamSpec("poses_file", "", "Named poses YAML; empty = the package's config/robot/poses.yaml."),
+    ParamSpec("initial_pose", "home", "Named pose the arm starts in."),
+    ParamSpec("publish_rate_hz", 100.0, "JointState rate on the ROS clock [Hz].", minimum=0.0, maximum=1000.0,
+              exclusive_minimum=True),
+    ParamSpec("control_period_s", 0.01, "Physics substep of the arm model [s] (the controller's update period).",
+              minimum=0.0001, maximum=0.1),
+    ParamSpec("fault.frozen_encoder", False, "Reported joint states stop updating while the arm keeps moving.",
+              read_only=False),
+    ParamSpec("fault.stuck_joints", "", "Comma-separated joints that do not move.", read_only=False),
+    ParamSpec("fault.ignore_commands", False, "New trajectories, stop included, are silently dropped.",
+              read_only=False),
+)
+
+
+def trajectory_from_msg(msg: JointTrajectory, sim_time: SimTime) -> Trajectory:
+    stamp_ns = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+    points = tuple(
+        TrajectoryPoint(
+            time_from_start=p.time_from_start.sec + p.time_from_start.nanosec * 1e-9,
+            positions=tuple(p.positions),
+            velocities=tuple(p.velocities),
+        )
+        for p in msg.points
+    )
+    start = sim_time.model_time(stamp_ns) if stamp_ns > 0 and sim_time.started else None
+    return Trajectory(joint_names=tuple(msg.joint_names), points=points, start_time=start)
+
+
+class ArmSimNode(Node):
+    def __init__(self, **kwargs) -> None:
+        super().__init__(NODE_NAME, **kwargs)
+        values = declare_parameters(self, PARAMETERS)
+        try:
+            arm = load_arm(values["robot_description_file"] or None, values["joint_limits_file"] or None)
+        except (RobotDescriptionError, OSError) as exc:
+            raise ParameterError("robot_description_file", str(exc)) from None
+        try:
+            poses = load_poses(values["poses_file"] or None, arm)
+        except (RobotDescriptionError, OSError) as exc:
+            raise ParameterError("poses_file", str(exc)) from None
+        if values["initial_pose"] not in poses:
+            raise ParameterError("initial_pose", f"unknown pose {values['initial_pose']!r}; known: {', '.join(poses)}")
+        self.arm = arm
+        self.model = ArmModel(
+            arm.joint_names,
+            arm.max_velocity,
+            arm.max_acceleration,
+            arm.lower,
+            arm.upper,
+            arm.positions_vector(poses[values["initial_pose"]]),
+            control_period=values["control_period_s"],
+        )
+        self._apply_faults(values)
+        self._sim_time = SimTime()
+        self._lock = threading.Lock()  # the model is shared by the control callbacks and parameter updates
+        self._group = MutuallyExclusiveCallbackGroup()
+        self.add_on_set_parameters_callback(reject_invalid(PARAMETERS))
+        self.add_on_set_parameters_callback(self._check_stuck_joints)
+        self.add_post_set_parameters_callback(self._on_parameters_set)
+        self._publisher = self.create_publisher(JointState, JOINT_STATES_TOPIC, qos.sensor())
+        self._subscription = self.create_subscription(
+            JointTrajectory, TRAJECTORY_TOPIC, self._on_trajectory, qos.command(), callback_group=self._group
+        )
+        self._timer = self.create_timer(1.0 / values["publish_rate_hz"], self._on_tick, callback_group=self._group)
+        self.get_logger().info(
+            f"{len(arm.joint_names)} joints at pose {values['initial_pose']!r}; "
+            f"trajectories on {self._subscription.topic_name}, states on {self._publisher.topic_name}"
+        )
+
+    # ------------------------------------------------------------------ parameters
+
+    def _faults_from(self, values) -> ArmFaults:
+        return ArmFaults(
+            frozen_encoder=bool(values["fault.frozen_encoder"]),
+            stuck_joints=frozenset(comma_list(values["fault.stuck_joints"])),
+            ignore_commands=bool(values["fault.ignore_commands"]),
+        )
+
+    def _apply_faults(self, values) -> None:
+        try:
+            self.model.set_faults(self._faults_from(values))
+        except ValueError as exc:
+            raise ParameterError("fault.stuck_joints", str(exc)) from None
+
+    def _check_stuck_joints(self, parameters: list[Parameter]):
+        for parameter in parameters:
+            if parameter.name == "fault.stuck_joints" and isinstance(parameter.value, str):
+                unknown = sorted(set(comma_list(parameter.value)) - set(self.arm.joint_names))
+                if unknown:
+                    return SetParametersResult(
+                        successful=False, reason=f"parameter 'fault.stuck_joints': unknown joint(s) {', '.join(unknown)}"
+                    )
+        return SetParametersResult(successful=True)
+
+    def _on_parameters_set(self, parameters: list[Parameter]) -> None:
+        if not any(p.name.startswith("fault.") for p in parameters):
+            return
+        values = {spec.name: self.get_parameter(spec.name).value for spec in PARAMETERS if spec.name.startswith("fault.")}
+        with self._lock:
+            self.model.set_faults(self._faults_from(values))
+        self.get_logger().warning(f"injected faults now: {self.model.faults}")
+
+    # ------------------------------------------------------------------ control
+
+    def _advance(self) -> None:
+        """Bring the model to the current ROS time (call with the lock held)."""
+        step = self._sim_time.advance(self.get_clock().now().nanoseconds)
+        if step.seconds > 0:
+            self.model.step(step.seconds)
+        self.model.time = step.model_time
+        if step.skipped:
+            self.get_logger().warning(f"clock jumped ahead: {step.skipped:.1f} s not simulated")
+
+    def _publish(self) -> None:
+        sample = self.model.measured()
+        msg = JointState()
+        msg.header.stamp = self.get_clock().now().to_msg()
+        msg.name = list(self.arm.joint_names)
+        msg.position = sample.positions.tolist()
+        msg.velocity = sample.velocities.tolist()
+        self._publisher.publish(msg)
+
+    def _on_trajectory(self, msg: JointTrajectory) -> None:
+        with self._lock:
+            self._advance()
+            try:
+                accepted = self.model.command(trajectory_from_msg(msg, self._sim_time))
+            except TrajectoryError as exc:
+                self.get_logger().error(f"rejected trajectory: {exc}")
+                return
+            self._publish()  # the state at the moment the command took effect
+        if not accepted:
+            self.get_logger().debug("trajectory dropped (fault.ignore_commands)")
+
+    def _on_tick(self) -> None:
+        with self._lock:
+            self._advance()
+            self._publish()
+
+
+def main(args: list[str] | None = None) -> int:
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = ArmSimNode()
+        executor = MultiThreadedExecutor()
+        executor.add_node(node)
+        executor.spin()
+    except ParameterError as exc:
+        print(f"{NODE_NAME}: cannot start: {exc}", file=sys.stderr)
+        return 2
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,214 @@
+"""heater_sim: the simulated induction hob and the pan on it.
+
+Subscribes cookwala_msgs/HeaterCommand on `heater/command`; publishes cookwala_msgs/HeaterState
+on `heater/state` and sensor_msgs/Temperature on `heater/medium_temperature` and
+`heater/pan_temperature`. A command takes effect in the subscription callback and the new state
+is published at once, so OFF shows 0 W immediately (unless the relay is welded). The thermal
+model is integrated over the elapsed ROS time at every tick (in bounded substeps), so the hob
+keeps up with /clock at any real-time factor.
+
+Faults for safety tests, settable while running: `fault.medium_sensor` and `fault.pan_sensor`
+(none | disconnected | stuck), `fault.relay_welded`.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import threading
+
+import rclpy
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from sensor_msgs.msg import Temperature
+
+from cookwala_msgs.msg import HeaterCommand, HeaterState
+from cookwala_ros.ros import qos
+from cookwala_ros.ros.params import ParameterError, ParamSpec, declare_parameters, reject_invalid
+from cookwala_ros.sim.heater import SimHeater
+from cookwala_ros.sim.sim_time import SimTime
+from cookwala_ros.sim.thermal_model import MEDIA, SOURCE_EFFICIENCY, SensorFault, ThermalConfig, ThermalModel
+
+NODE_NAME = "heater_sim"
+COMMAND_TOPIC = "heater/command"
+STATE_TOPIC = "heater/state"
+MEDIUM_TEMPERATURE_TOPIC = "heater/medium_temperature"
+PAN_TEMPERATURE_TOPIC = "heater/pan_temperature"
+SENSOR_FAULTS = tuple(f.value for f in SensorFault)
+
+PARAMETERS = (
+    ParamSpec("medium", "water", "What is in the pan (pan_surface = an empty pan).", choices=tuple(MEDIA)),
+    ParamSpec("medium_mass_kg", 1.0, "Mass of the medium [kg] (1 L of water = 1.0, of oil = 0.92).",
+              minimum=0.0, maximum=50.0, exclusive_minimum=True),
+    ParamSpec("initial_temp_c", 20.0, "Starting temperature of pan and medium [degC].", minimum=-50.0, maximum=400.0),
+    ParamSpec("ambient_temp_c", 20.0, "Kitchen temperature [degC].", minimum=-30.0, maximum=60.0),
+    ParamSpec("altitude_m", 0.0, "Kitchen altitude [m]; water boils 1 degC lower per 300 m.",
+              minimum=-500.0, maximum=9000.0),
+    ParamSpec("heat_source", "electric_induction", "Kind of hob; sets the default efficiency.",
+              choices=tuple(SOURCE_EFFICIENCY)),
+    ParamSpec("efficiency", 0.0, "Share of electrical power reaching the pan; 0 = the heat_source's figure.",
+              minimum=0.0, maximum=1.0),
+    ParamSpec("max_power_w", 2000.0, "Highest power the hob delivers [W].", minimum=0.0, maximum=10000.0,
+              exclusive_minimum=True),
+    ParamSpec("pan_mass_kg", 1.0, "Mass of the pan [kg].", minimum=0.0, maximum=20.0, exclusive_minimum=True),
+    ParamSpec("losses", True, "Heat losses to the kitchen (off for closed-form checks)."),
+    ParamSpec("lid", False, "A lid on the pan (cuts losses from the medium's surface)."),
+    ParamSpec("oil_smoke_point_c", 230.0, "Smoke point of the oil [degC].", minimum=100.0, maximum=300.0),
+    ParamSpec("overtemp_cutoff_c", 300.0, "The hob's own cut-out on pan temperature [degC]; 0 disables it.",
+              minimum=0.0, maximum=600.0),
+    ParamSpec("publish_rate_hz", 10.0, "State and temperature rate on the ROS clock [Hz].", minimum=0.0,
+              maximum=1000.0, exclusive_minimum=True),
+    ParamSpec("max_substep_s", 0.1, "Longest thermal integration step [s].", minimum=0.001, maximum=1.0),
+    ParamSpec("frame_id", "pan_link", "frame_id of the temperature messages."),
+    ParamSpec("fault.medium_sensor", "none", "Medium temperature sensor fault.", choices=SENSOR_FAULTS,
+              read_only=False),
+    ParamSpec("fault.pan_sensor", "none", "Pan surface temperature sensor fault.", choices=SENSOR_FAULTS,
+              read_only=False),
+    ParamSpec("fault.relay_welded", False, "The power relay is welded: power stays on whatever is commanded.",
+              read_only=False),
+)
+
+
+def thermal_config(values: dict) -> ThermalConfig:
+    return ThermalConfig(
+        medium=values["medium"],
+        medium_mass_kg=values["medium_mass_kg"],
+        heat_source=values["heat_source"],
+        efficiency=values["efficiency"] or None,
+        pan_mass_kg=values["pan_mass_kg"],
+        altitude_m=values["altitude_m"],
+        ambient_c=values["ambient_temp_c"],
+        initial_temp_c=values["initial_temp_c"],
+        losses=values["losses"],
+        lid=values["lid"],
+        oil_smoke_point_c=values["oil_smoke_point_c"],
+        max_substep_s=values["max_substep_s"],
+    )
+
+
+class HeaterSimNode(Node):
+    def __init__(self, **kwargs) -> None:
+        super().__init__(NODE_NAME, **kwargs)
+        values = declare_parameters(self, PARAMETERS)
+        config = thermal_config(values)
+        for problem in config.problems():  # cross-field rules, e.g. water above its boiling point
+            name, _, detail = problem.partition(": ")
+            raise ParameterError({"ambient_c": "ambient_temp_c"}.get(name, name), detail)
+        self.heater = SimHeater(ThermalModel(config), values["max_power_w"], values["overtemp_cutoff_c"])
+        self._frame_id = values["frame_id"]
+        self._apply_faults(values)
+        self._sim_time = SimTime(max_step_s=3600.0)
+        self._lock = threading.Lock()
+        self._group = MutuallyExclusiveCallbackGroup()
+        self._smoke_reported = False
+        self.add_on_set_parameters_callback(reject_invalid(PARAMETERS))
+        self.add_post_set_parameters_callback(self._on_parameters_set)
+        self._state_pub = self.create_publisher(HeaterState, STATE_TOPIC, qos.sensor())
+        self._medium_pub = self.create_publisher(Temperature, MEDIUM_TEMPERATURE_TOPIC, qos.sensor())
+        self._pan_pub = self.create_publisher(Temperature, PAN_TEMPERATURE_TOPIC, qos.sensor())
+        self._subscription = self.create_subscription(
+            HeaterCommand, COMMAND_TOPIC, self._on_command, qos.command(), callback_group=self._group
+        )
+        self._timer = self.create_timer(1.0 / values["publish_rate_hz"], self._on_tick, callback_group=self._group)
+        thermal = self.heater.thermal
+        self.get_logger().info(
+            f"{config.medium} {thermal.medium_mass_kg:g} kg at {config.start_temp_c:g} degC on a "
+            f"{values['max_power_w']:g} W {config.heat_source} hob (efficiency {thermal.efficiency:g}, "
+            f"boiling point {thermal.boiling_point_c:.1f} degC); commands on {self._subscription.topic_name}"
+        )
+
+    # ------------------------------------------------------------------ parameters
+
+    def _apply_faults(self, values) -> None:
+        self.heater.set_sensor_fault("medium", SensorFault(values["fault.medium_sensor"]))
+        self.heater.set_sensor_fault("pan", SensorFault(values["fault.pan_sensor"]))
+        self.heater.set_relay_welded(values["fault.relay_welded"])
+
+    def _on_parameters_set(self, parameters: list[Parameter]) -> None:
+        if not any(p.name.startswith("fault.") for p in parameters):
+            return
+        values = {spec.name: self.get_parameter(spec.name).value for spec in PARAMETERS if spec.name.startswith("fault.")}
+        with self._lock:
+            self._advance()
+            self._apply_faults(values)
+            self._publish()
+        self.get_logger().warning(f"injected faults now: {values}")
+
+    # ------------------------------------------------------------------ control
+
+    def _advance(self) -> None:
+        """Integrate the hob up to the current ROS time (call with the lock held)."""
+        step = self._sim_time.advance(self.get_clock().now().nanoseconds)
+        if step.seconds > 0:
+            self.heater.step(step.seconds)
+        if step.skipped:
+            self.get_logger().warning(f"clock jumped ahead: {step.skipped:.1f} s not simulated")
+        if self.heater.thermal.smoking and not self._smoke_reported:
+            self.get_logger().warning(f"oil passed its smoke point ({self.heater.thermal.config.oil_smoke_point_c:g} degC)")
+        self._smoke_reported = self.heater.thermal.smoking
+
+    def _publish(self) -> None:
+        snap = self.heater.snapshot()
+        stamp = self.get_clock().now().to_msg()
+        state = HeaterState()
+        state.stamp = stamp
+        state.on = snap.on
+        state.power_w = snap.power_w
+        state.commanded_mode = int(snap.commanded_mode)
+        state.medium = snap.medium
+        state.medium_mass_kg = snap.medium_mass_kg
+        state.medium_temp_c = snap.medium_temp_c
+        state.pan_surface_temp_c = snap.pan_surface_temp_c
+        state.medium_sensor_ok = snap.medium_sensor_ok
+        state.pan_sensor_ok = snap.pan_sensor_ok
+        state.fault = int(snap.fault)
+        state.fault_detail = snap.fault_detail
+        self._state_pub.publish(state)
+        for publisher, value in ((self._medium_pub, snap.medium_temp_c), (self._pan_pub, snap.pan_surface_temp_c)):
+            msg = Temperature()
+            msg.header.stamp = stamp
+            msg.header.frame_id = self._frame_id
+            msg.temperature = value
+            msg.variance = 0.0 if math.isfinite(value) else math.nan
+            publisher.publish(msg)
+
+    def _on_command(self, msg: HeaterCommand) -> None:
+        with self._lock:
+            self._advance()
+            try:
+                self.heater.command(msg.mode, msg.power_w, msg.setpoint_c)
+            except ValueError as exc:
+                self.get_logger().error(f"rejected heater command from {msg.source or 'unknown'}: {exc}")
+                return
+            self._publish()
+
+    def _on_tick(self) -> None:
+        with self._lock:
+            self._advance()
+            self._publish()
+
+
+def main(args: list[str] | None = None) -> int:
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = HeaterSimNode()
+        executor = MultiThreadedExecutor()
+        executor.add_node(node)
+        executor.spin()
+    except ParameterError as exc:
+        print(f"{NODE_NAME}: cannot start: {exc}", file=sys.stderr)
+        return 2
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

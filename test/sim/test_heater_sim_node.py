@@ -1,0 +1,106 @@
+"""heater_sim over real topics: commands in, HeaterState and temperatures out."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import pytest
+from rclpy.parameter import Parameter
+from sensor_msgs.msg import Temperature
+
+from cookwala_msgs.msg import HeaterCommand, HeaterState
+from cookwala_ros.ros import qos
+from cookwala_ros.ros.heater_sim_node import HeaterSimNode
+from cookwala_ros.ros.params import ParameterError
+from ros_helpers import RosHarness
+
+
+def command(mode, power_w=0.0, setpoint_c=0.0):
+    msg = HeaterCommand()
+    msg.mode, msg.power_w, msg.setpoint_c, msg.source = mode, float(power_w), float(setpoint_c), "test"
+    return msg
+
+
+@pytest.fixture
+def hob():
+    # one state a minute on its own: anything faster than that is the command taking effect at once
+    with RosHarness() as ros:
+        node = ros.add(HeaterSimNode(context=ros.context, parameter_overrides=[Parameter("publish_rate_hz", value=1 / 60)]))
+        probe = ros.node("heater_probe")
+        states = ros.collect(probe, HeaterState, "/heater/state")
+        medium = ros.collect(probe, Temperature, "/heater/medium_temperature")
+        pan = ros.collect(probe, Temperature, "/heater/pan_temperature")
+        commands = probe.create_publisher(HeaterCommand, "/heater/command", qos.command())
+        assert ros.wait_for_subscribers(commands)
+        assert ros.wait_for(lambda: node._state_pub.get_subscription_count() >= 1)
+        yield ros, node, commands, states, medium, pan
+
+
+def send(ros, commands, states, msg, until, timeout=2.0):
+    before = len(states)
+    start = time.monotonic()
+    commands.publish(msg)
+    assert ros.wait_for(lambda: any(until(s) for s in states[before:]), timeout=timeout)
+    return time.monotonic() - start
+
+
+def test_off_is_reflected_in_the_state_at_once(hob):
+    ros, node, commands, states, medium, pan = hob
+    send(ros, commands, states, command(HeaterCommand.MODE_POWER, 1500.0), lambda s: s.on and s.power_w == 1500.0)
+    state = states[-1]
+    assert state.commanded_mode == HeaterCommand.MODE_POWER and state.medium == "water"
+    assert state.medium_mass_kg == 1.0 and state.fault == HeaterState.FAULT_NONE
+    elapsed = send(ros, commands, states, command(HeaterCommand.MODE_OFF), lambda s: not s.on and s.power_w == 0.0)
+    assert elapsed < 1.0  # the next periodic state is a minute away
+    assert states[-1].commanded_mode == HeaterCommand.MODE_OFF
+
+
+def test_welded_relay_keeps_power_on_after_off_and_reports_it(hob):
+    ros, node, commands, states, medium, pan = hob
+    send(ros, commands, states, command(HeaterCommand.MODE_POWER, 1200.0), lambda s: s.power_w == 1200.0)
+    assert node.set_parameters([Parameter("fault.relay_welded", value=True)])[0].successful
+    send(ros, commands, states, command(HeaterCommand.MODE_OFF), lambda s: s.commanded_mode == HeaterCommand.MODE_OFF)
+    state = states[-1]
+    assert state.on and state.power_w == 1200.0
+    assert state.fault == HeaterState.FAULT_RELAY_WELDED and "1200 W" in state.fault_detail
+
+
+def test_temperatures_are_published_and_a_disconnected_sensor_reads_nan(hob):
+    ros, node, commands, states, medium, pan = hob
+    send(ros, commands, states, command(HeaterCommand.MODE_OFF), lambda s: True)
+    assert ros.wait_for(lambda: medium and pan)
+    assert medium[-1].temperature == pytest.approx(20.0) and medium[-1].header.frame_id == "pan_link"
+    refused = node.set_parameters([Parameter("fault.medium_sensor", value="unplugged")])
+    assert not refused[0].successful and "fault.medium_sensor" in refused[0].reason
+    before = len(medium)
+    assert node.set_parameters([Parameter("fault.medium_sensor", value="disconnected")])[0].successful
+    assert ros.wait_for(lambda: len(medium) > before and states)
+    assert math.isnan(medium[-1].temperature) and not math.isnan(pan[-1].temperature)
+    state = states[-1]
+    assert not state.medium_sensor_ok and state.pan_sensor_ok and math.isnan(state.medium_temp_c)
+    assert state.fault == HeaterState.FAULT_SENSOR_DISCONNECTED
+
+
+@pytest.mark.parametrize(
+    "overrides, expected",
+    [
+        ({"medium": "soup"}, "medium"),
+        ({"medium_mass_kg": -1.0}, "medium_mass_kg"),
+        ({"initial_temp_c": 120.0}, "initial_temp_c"),  # water above its boiling point
+        ({"heat_source": "candle"}, "heat_source"),
+        ({"fault.pan_sensor": "melted"}, "fault.pan_sensor"),
+        ({"max_power_w": "lots"}, "max_power_w"),
+    ],
+)
+def test_bad_parameters_stop_the_node_naming_the_parameter(overrides, expected):
+    with RosHarness() as ros:
+        params = [Parameter(k, value=v) for k, v in overrides.items()]
+        with pytest.raises(ParameterError, match=f"parameter '{expected}'"):
+            HeaterSimNode(context=ros.context, parameter_overrides=params)
+
+
+def test_integer_override_is_accepted_for_a_float_parameter():
+    with RosHarness() as ros:
+        node = ros.add(HeaterSimNode(context=ros.context, parameter_overrides=[Parameter("medium_mass_kg", value=2)]))
+        assert node.heater.thermal.medium_mass_kg == 2.0
