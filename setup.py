@@ -30,6 +30,7 @@ NODE_EXECUTABLES = {
     "sim_clock": "cookwala_ros.ros.sim_clock_node:main",
     "safety_monitor": "cookwala_ros.ros.safety_monitor_node:main",
     "estop_button": "cookwala_ros.ros.estop_button_node:main",
+    "executor": "cookwala_ros.ros.executor_node:main",
 }
 
 setup(

@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "conformance": "run conformance vector files and print a table per file",
     "schemas": "schema tools (bundle: write the offline schema bundle)",
     "log": "execution logs (plot: render a temperature plot)",
+    "recipes": "install and list recipes in the executor's recipe library",
     "up": "start the nodes of a bringup manifest as processes (no `launch` needed)",
     "demo": "run the simulated kitchen demo",
 }

@@ -75,18 +75,42 @@ _SECTIONS: dict[str, dict[str, tuple[Any, bool]]] = {
         "ros2_namespace": (str, False),
         "ros2_action_server": (str, False),
     },
+    "equipment": {
+        "class": (str, True),
+        "id": (str, False),
+        "count": (int, False),
+        "capacity_ml": (_NUMBER, False),
+        "diameter_mm": (_NUMBER, False),
+    },
+    "executor": {
+        "data_dir": (str, False),
+        "recipe_library": (str, False),
+        "catalog_url": (str, False),
+        "recall_poll_s": (_NUMBER, False),
+        "trusted_keys": (str, False),
+        "require_signed_recipes": (bool, False),
+        "safety_limits": (list, False),
+        "presence_topic": (str, False),
+        "safety_status_topic": (str, False),
+        "http_bind": (str, False),
+        "http_port": (int, False),
+        "token_file": (str, False),
+    },
 }
 _TOP_LEVEL = {
     "device": (dict, True),
     "arm": (dict, False),
     "heaters": (list, False),
     "sensors": (list, False),
+    "equipment": (list, False),
     "ops": (list, True),
     "safety": (dict, True),
     "interfaces": (dict, False),
+    "executor": (dict, False),
 }
 _EMERGENCY_STOP = ("physical", "remote", "both", "none")
-_TYPE_NAMES = {str: "a string", bool: "true or false", list: "a list", dict: "a mapping", _NUMBER: "a number"}
+_TYPE_NAMES = {str: "a string", bool: "true or false", list: "a list", dict: "a mapping", _NUMBER: "a number",
+               int: "an integer"}
 
 
 def _check_mapping(value: Any, spec: dict[str, tuple[Any, bool]], where: str) -> dict:
@@ -103,7 +127,7 @@ def _check_mapping(value: Any, spec: dict[str, tuple[Any, bool]], where: str) ->
             continue
         item = value[key]
         # bool is an int in Python; a number field must not accept true/false.
-        if kind is _NUMBER and isinstance(item, bool) or not isinstance(item, kind):
+        if kind in (_NUMBER, int) and isinstance(item, bool) or not isinstance(item, kind):
             raise DeviceConfigError(f"{path}: expected {_TYPE_NAMES[kind]}, got {type(item).__name__}")
     return value
 
@@ -134,6 +158,25 @@ class DeviceConfig:
     def altitude_m(self) -> float:
         return float(self.raw["device"].get("altitude_m") or 0.0)
 
+    @property
+    def executor(self) -> dict:
+        """The `executor:` section (data dir, catalog, keys, HTTP); {} when absent."""
+        return dict(self.raw.get("executor") or {})
+
+    def resolve(self, path: str) -> pathlib.Path:
+        """A path named in the file: absolute, else next to the device file, else in the share dir
+        (`package://x/y` always means the share dir)."""
+        if path.startswith("package://"):
+            return share_path(*path[len("package://"):].split("/"))
+        candidate = pathlib.Path(path).expanduser()
+        if candidate.is_absolute():
+            return candidate
+        if self.source != "<memory>":
+            beside = pathlib.Path(self.source).parent / candidate
+            if beside.exists():
+                return beside
+        return share_path(*candidate.parts)
+
 
 def parse_device_config(raw: Any, source: str = "<memory>") -> DeviceConfig:
     """Check a device mapping (already parsed from YAML) and return it as a DeviceConfig."""
@@ -163,7 +206,29 @@ def parse_device_config(raw: Any, source: str = "<memory>") -> DeviceConfig:
         )
     if "interfaces" in top:
         _check_mapping(top["interfaces"], _SECTIONS["interfaces"], "interfaces")
+    equipment = _check_list_of(top.get("equipment") or [], "equipment", "equipment")
+    for i, item in enumerate(equipment):
+        _check_vocab_id(item["class"], "cw.eq.", f"equipment[{i}].class")
+        if item.get("count") is not None and item["count"] < 1:
+            raise DeviceConfigError(f"equipment[{i}].count: must be >= 1, got {item['count']}")
+    if "executor" in top:
+        _check_executor(_check_mapping(top["executor"], _SECTIONS["executor"], "executor"))
     return DeviceConfig(raw=top, source=source, ops=ops)
+
+
+def _check_executor(section: dict) -> None:
+    url = section.get("catalog_url")
+    if url is not None and not (url == "" or url.startswith(("http://", "https://"))):
+        raise DeviceConfigError(f"executor.catalog_url: expected an http(s) URL, got {url!r}")
+    port = section.get("http_port")
+    if port is not None and not 0 <= port <= 65535:
+        raise DeviceConfigError(f"executor.http_port: must be 0..65535, got {port}")
+    poll = section.get("recall_poll_s")
+    if poll is not None and poll <= 0:
+        raise DeviceConfigError(f"executor.recall_poll_s: must be > 0, got {poll}")
+    for i, pack in enumerate(section.get("safety_limits") or []):
+        if not isinstance(pack, str):
+            raise DeviceConfigError(f"executor.safety_limits[{i}]: expected a file path (a string)")
 
 
 def load_device_config(path: str | pathlib.Path | None = None) -> DeviceConfig:
@@ -181,6 +246,56 @@ def load_device_config(path: str | pathlib.Path | None = None) -> DeviceConfig:
         return parse_device_config(raw, source=str(file))
     except DeviceConfigError as exc:
         raise DeviceConfigError(f"{file}: {exc}") from None
+
+
+@dataclass(frozen=True)
+class RobotFiles:
+    """The arm as the device file describes it: joint names from the URDF and the named poses."""
+
+    joint_names: tuple[str, ...]
+    poses: dict
+
+
+def load_robot_files(config: DeviceConfig) -> RobotFiles | None:
+    """Load and cross-check the URDF and the poses file named under `arm:` (None without an arm).
+
+    Raises DeviceConfigError naming `arm.robot_description` or `arm.poses` when a file is missing,
+    unreadable, or a pose does not name exactly the URDF's actuated joints."""
+    arm = config.raw.get("arm")
+    if not arm:
+        return None
+    from cookwala_ros.sim.robot_description import RobotDescriptionError, load_arm, load_poses
+
+    urdf = config.resolve(arm["robot_description"])
+    try:
+        description = load_arm(urdf)
+    except (RobotDescriptionError, ValueError, OSError) as exc:
+        raise DeviceConfigError(f"arm.robot_description: {exc}") from None
+    poses_file = config.resolve(arm["poses"])
+    if not poses_file.is_file():
+        raise DeviceConfigError(f"arm.poses: no such file {poses_file}")
+    try:
+        poses = load_poses(poses_file, description)
+    except (RobotDescriptionError, ValueError, OSError, yaml.YAMLError) as exc:
+        raise DeviceConfigError(f"arm.poses: {exc}") from None
+    return RobotFiles(joint_names=tuple(description.joint_names), poses=poses)
+
+
+def load_trusted_keys(config: DeviceConfig) -> list[dict]:
+    """KeyRecords from `executor.trusted_keys` (JSON or YAML); [] when not configured."""
+    name = config.executor.get("trusted_keys")
+    if not name:
+        return []
+    from cookwala_ros.core.keys import KeyFileError, parse_key_records
+
+    path = config.resolve(name)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        return parse_key_records(data, source=str(path))
+    except OSError as exc:
+        raise DeviceConfigError(f"executor.trusted_keys: cannot read {path}: {exc.strerror or exc}") from None
+    except (KeyFileError, yaml.YAMLError) as exc:
+        raise DeviceConfigError(f"executor.trusted_keys: {exc}") from None
 
 
 def capabilities_document(config: DeviceConfig) -> dict:
@@ -220,6 +335,15 @@ def capabilities_document(config: DeviceConfig) -> dict:
                 if sensor.get(key) is not None:
                     entry[out] = sensor[key]
             caps["sensors"].append(entry)
+    vessels = [e for e in raw.get("equipment") or [] if e["class"].startswith("cw.eq.vessel.")]
+    if vessels:
+        caps["vessels"] = []
+        for vessel in vessels:
+            entry = {"class": vessel["class"]}
+            for key, out in (("capacity_ml", "capacityMl"), ("diameter_mm", "diameterMm"), ("count", "count")):
+                if vessel.get(key) is not None:
+                    entry[out] = vessel[key]
+            caps["vessels"].append(entry)
     arm = raw.get("arm")
     if arm:
         manipulation: dict[str, Any] = {"arms": 1}

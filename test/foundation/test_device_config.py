@@ -91,3 +91,64 @@ def test_capabilities_document_is_valid_against_the_standard(spec_dir):
     doc = capabilities_document(load_device_config())
     errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(doc)]
     assert errors == []
+
+
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda d: d["executor"].update(http_port=70000), "executor.http_port: must be 0..65535"),
+        (lambda d: d["executor"].update(http_port="8080"), "executor.http_port: expected an integer"),
+        (lambda d: d["executor"].update(http_port=True), "executor.http_port: expected an integer"),
+        (lambda d: d["executor"].update(catalog_url="ftp://x"), "executor.catalog_url: expected an http(s) URL"),
+        (lambda d: d["executor"].update(require_signed_recipes="yes"), "executor.require_signed_recipes: expected true or false"),
+        (lambda d: d["executor"].update(recall_poll_s=0), "executor.recall_poll_s: must be > 0"),
+        (lambda d: d["executor"].update(safety_limits=[3]), "executor.safety_limits[0]: expected a file path"),
+        (lambda d: d["executor"].update(data_directory="/x"), "executor.data_directory: unknown key"),
+        (lambda d: d["equipment"][0].update(**{"class": "pot"}), "equipment[0].class: expected an id starting with 'cw.eq.'"),
+        (lambda d: d["equipment"][0].update(count=0), "equipment[0].count: must be >= 1"),
+    ],
+)
+def test_bad_executor_and_equipment_entries_are_named(raw_device, mutate, message):
+    bad = copy.deepcopy(raw_device)
+    mutate(bad)
+    with pytest.raises(DeviceConfigError) as excinfo:
+        parse_device_config(bad)
+    assert message in str(excinfo.value)
+
+
+def test_robot_files_give_joint_names_and_poses():
+    from cookwala_ros.device import load_robot_files
+
+    robot = load_robot_files(load_device_config())
+    assert len(robot.joint_names) == 6 and "home" in robot.poses
+    assert all(set(pose) == set(robot.joint_names) for pose in robot.poses.values())
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda d, tmp: d["arm"].update(robot_description=str(tmp / "missing.urdf")), "arm.robot_description: cannot read URDF"),
+        (lambda d, tmp: d["arm"].update(poses=str(tmp / "missing.yaml")), "arm.poses: no such file"),
+        (lambda d, tmp: (tmp / "poses.yaml").write_text("poses:\n  home: {shoulder_pan_joint: 0.0}\n")
+         and d["arm"].update(poses=str(tmp / "poses.yaml")), "arm.poses:"),
+        (lambda d, tmp: d["executor"].update(trusted_keys=str(tmp / "none.json")), "executor.trusted_keys: cannot read"),
+        (lambda d, tmp: (tmp / "keys.json").write_text('[{"kid": 1}]') and d["executor"].update(trusted_keys=str(tmp / "keys.json")),
+         "executor.trusted_keys:"),
+    ],
+)
+def test_files_named_in_the_device_file_are_checked(raw_device, tmp_path, edit, message):
+    from cookwala_ros.device import load_robot_files, load_trusted_keys
+
+    bad = copy.deepcopy(raw_device)
+    edit(bad, tmp_path)
+    config = parse_device_config(bad)
+    with pytest.raises(DeviceConfigError) as excinfo:
+        load_robot_files(config)
+        load_trusted_keys(config)
+    assert message in str(excinfo.value)
+
+
+def test_declared_vessels_reach_the_capabilities(raw_device):
+    doc = capabilities_document(parse_device_config(raw_device))
+    assert [v["class"] for v in doc["capabilities"]["vessels"]] == [
+        e["class"] for e in raw_device["equipment"] if e["class"].startswith("cw.eq.vessel.")]

@@ -1,0 +1,134 @@
+"""What the executor service needs to know about its device, and the ports it reads the device by.
+
+`ExecutorConfig.from_device` builds it from the device file (config/device.yaml): capabilities
+document, effective SafetyLimits (device packs merged with the standard's defaults), trusted
+keys, recipe library, catalog, named poses and joint names (from the URDF). Every problem is a
+DeviceConfigError naming the key, raised before anything starts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+from dataclasses import dataclass, field
+from typing import Iterable, Protocol
+
+from cookwala_ros.device import (
+    DeviceConfig,
+    DeviceConfigError,
+    capabilities_document,
+    load_robot_files,
+    load_trusted_keys,
+)
+
+
+class DevicePorts(Protocol):
+    """What the service asks the device outside the tick (the ROS node implements it)."""
+
+    def human_present(self) -> bool:
+        """A responsible person is present (from /cookwala/presence)."""
+
+    def demoted_sensors(self) -> Iterable[str]:
+        """Sensors declared in the capabilities that are not usable now (disabled, faulty)."""
+
+    def halt(self) -> None:
+        """Cut heat and halt motion now (the stop path; the safety monitor never relies on it)."""
+
+
+@dataclass
+class StaticPorts:
+    """Ports with settable values: for tests and for hosts without presence detection."""
+
+    present: bool = True
+    demoted: set = field(default_factory=set)
+    halts: int = 0
+
+    def human_present(self) -> bool:
+        return self.present
+
+    def demoted_sensors(self) -> Iterable[str]:
+        return set(self.demoted)
+
+    def halt(self) -> None:
+        self.halts += 1
+
+
+@dataclass
+class ExecutorConfig:
+    data_dir: pathlib.Path
+    capabilities: dict
+    device_id: str = "cwros:device"
+    library_dir: pathlib.Path | None = None  # default: <data_dir>/recipes
+    limits: dict | None = None  # effective SafetyLimits pack; None = the standard's defaults
+    trusted_keys: list = field(default_factory=list)
+    require_signed_recipes: bool = False
+    catalog_url: str = ""
+    recall_poll_s: float = 300.0
+    altitude_m: float = 0.0
+    poses: dict = field(default_factory=dict)  # name -> {joint: rad}
+    joint_names: tuple = ()
+    max_heater_power_w: float = 2000.0
+    heartbeat_interval_s: float = 1.0
+    status_interval_s: float = 5.0  # readings refresh the stored status (a new seq) at most this often
+    run_options: dict = field(default_factory=dict)  # extra engine RunConfig fields
+
+    def __post_init__(self) -> None:
+        self.data_dir = pathlib.Path(self.data_dir).expanduser()
+        if self.library_dir is None:
+            self.library_dir = self.data_dir / "recipes"
+        self.library_dir = pathlib.Path(self.library_dir).expanduser()
+
+    @property
+    def device_info(self) -> dict:
+        actor = self.capabilities.get("actor") or {}
+        info = {"vendor": actor.get("vendor", "unknown"), "model": actor.get("model", "unknown")}
+        if self.limits and self.limits.get("id"):
+            info["safetyLimits"] = f"{self.limits['id']}@{self.limits.get('version', '0')}"
+        return info
+
+    @classmethod
+    def from_device(cls, device: DeviceConfig, data_dir: str | pathlib.Path | None = None,
+                    **overrides) -> "ExecutorConfig":
+        section = device.executor
+        data = data_dir or section.get("data_dir") or "~/.local/share/cookwala_ros"
+        library = section.get("recipe_library") or None
+        robot = load_robot_files(device)
+        limits = _effective_limits(device, section.get("safety_limits") or [])
+        heaters = device.raw.get("heaters") or []
+        values = dict(
+            data_dir=pathlib.Path(data).expanduser(),
+            capabilities=capabilities_document(device),
+            device_id=device.device_id,
+            library_dir=device.resolve(library) if library else None,
+            limits=limits,
+            trusted_keys=load_trusted_keys(device),
+            require_signed_recipes=bool(section.get("require_signed_recipes", False)),
+            catalog_url=section.get("catalog_url") or "",
+            recall_poll_s=float(section.get("recall_poll_s") or 300.0),
+            altitude_m=device.altitude_m,
+            poses=robot.poses if robot else {},
+            joint_names=robot.joint_names if robot else (),
+            max_heater_power_w=float(heaters[0]["power_w"]) if heaters else 0.0,
+        )
+        unknown = set(overrides) - {f.name for f in dataclasses.fields(cls)}
+        if unknown:
+            raise TypeError(f"unknown ExecutorConfig fields: {', '.join(sorted(unknown))}")
+        values.update(overrides)
+        return cls(**values)
+
+
+def _effective_limits(device: DeviceConfig, packs: list[str]) -> dict | None:
+    if not packs:
+        return None
+    from cookwala_ros.safety.packs import PackError, load_effective_pack
+
+    paths = []
+    for i, name in enumerate(packs):
+        path = device.resolve(name)
+        if not path.is_file():
+            raise DeviceConfigError(f"executor.safety_limits[{i}]: no such file {path}")
+        paths.append(path)
+    try:
+        return load_effective_pack(paths, pack_id=f"{device.device_id}-effective")
+    except PackError as exc:
+        raise DeviceConfigError(f"executor.safety_limits: {exc}") from None

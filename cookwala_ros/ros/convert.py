@@ -1,0 +1,108 @@
+"""Conversions between the executor's JSON documents and cookwala_msgs messages.
+
+Typed fields are filled for ROS tools; the full document rides along (`status_json`, `data`) so a
+bridge can reproduce it losslessly. Times are RFC 3339 in the documents and builtin_interfaces/
+Time (epoch, i.e. ROS time) in messages.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+from builtin_interfaces.msg import Time
+
+from cookwala_msgs.msg import Event, ExecutionStatus, Reading
+from cookwala_ros.core.sensor_trust import parse_time
+
+MEDIUM_SENSORS = ("cw.sense.liquid_temp", "cw.sense.oil_temp", "cw.sense.oven_air_temp", "cw.sense.chamber_temp")
+
+
+def time_msg(text: str | None) -> Time:
+    """RFC 3339 -> Time; zero when absent or unreadable."""
+    when = parse_time(text) if text else None
+    if when is None:
+        return Time()
+    seconds = when.timestamp()
+    sec = math.floor(seconds)
+    return Time(sec=int(sec), nanosec=int(round((seconds - sec) * 1e9)) % 1_000_000_000)
+
+
+def seconds_msg(seconds: float) -> Time:
+    sec = math.floor(seconds)
+    return Time(sec=int(sec), nanosec=int((seconds - sec) * 1e9) % 1_000_000_000)
+
+
+def status_msg(status: dict) -> ExecutionStatus:
+    msg = ExecutionStatus()
+    msg.core = status.get("core", "")
+    msg.id = status.get("id", "")
+    msg.request = status.get("request", "")
+    msg.state = status.get("state", "")
+    msg.seq = int(status.get("seq", 0))
+    msg.updated_at = time_msg(status.get("updatedAt"))
+    step = status.get("step") or {}
+    msg.node = step.get("node", "")
+    msg.op = step.get("op", "")
+    msg.step_started_at = time_msg(step.get("startedAt"))
+    msg.progress = float(step.get("progress", 0.0))
+    msg.verified_by = step.get("verifiedBy", "")
+    msg.readings = [Reading(sensor=r["sensor"], value=float(r["value"]), unit=r.get("unit", ""),
+                            stamp=time_msg(r.get("at"))) for r in step.get("readings") or []]
+    msg.eta = time_msg(status.get("eta"))
+    refusal = status.get("refusal") or {}
+    msg.refusal_reason = refusal.get("reason", "")
+    msg.refusal_node = refusal.get("node", "")
+    msg.refusal_detail = refusal.get("detail", "")[:500]
+    human = status.get("humanNeeded") or {}
+    msg.human_needed_why = human.get("why", "")[:300]
+    msg.human_needed_by = time_msg(human.get("byWhen"))
+    msg.status_json = json.dumps(status, separators=(",", ":"))
+    return msg
+
+
+def medium_temp_c(status: dict) -> float:
+    """The medium temperature reading of the current step, NaN when there is none."""
+    for reading in (status.get("step") or {}).get("readings") or []:
+        if reading.get("sensor") in MEDIUM_SENSORS or reading.get("sensor") == "cw.sense.pan_surface_temp":
+            return float(reading["value"])
+    return math.nan
+
+
+def target_reached(status: dict, target: dict | None) -> bool:
+    """The step's reading of the target's sensor is within the target's tolerance."""
+    if not isinstance(target, dict) or not isinstance(target.get("value"), (int, float)):
+        return False
+    tolerance = target.get("tolerance") if isinstance(target.get("tolerance"), (int, float)) else 0.0
+    for reading in (status.get("step") or {}).get("readings") or []:
+        if reading.get("sensor") == target.get("sensor", reading.get("sensor")):
+            return abs(float(reading["value"]) - float(target["value"])) <= tolerance
+    return False
+
+
+def event_msg(event: dict) -> Event:
+    msg = Event()
+    msg.specversion = event.get("specversion", "1.0")
+    msg.id = event["id"]
+    msg.source = event.get("source", "")
+    msg.type = event["type"]
+    msg.subject = event.get("subject") or ""
+    msg.time = event.get("time", "")
+    msg.cookwalaseq = int(event.get("cookwalaseq", 0))
+    msg.cookwalalatency = event.get("cookwalalatency", "")
+    msg.datacontenttype = event.get("datacontenttype", "application/json")
+    msg.data = json.dumps(event.get("data", {}), separators=(",", ":"))
+    return msg
+
+
+def event_from_msg(msg: Event) -> dict:
+    """The CloudEvent a message carries (the inverse of event_msg, for subscribers and tests)."""
+    event = {"specversion": msg.specversion, "id": msg.id, "source": msg.source, "type": msg.type,
+             "time": msg.time, "datacontenttype": msg.datacontenttype, "data": json.loads(msg.data or "{}")}
+    if msg.subject:
+        event["subject"] = msg.subject
+    if msg.cookwalaseq or msg.type.startswith("cookwala.execution."):
+        event["cookwalaseq"] = msg.cookwalaseq
+    if msg.cookwalalatency:
+        event["cookwalalatency"] = msg.cookwalalatency
+    return event

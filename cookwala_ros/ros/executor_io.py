@@ -1,0 +1,187 @@
+"""The executor's device side over ROS: what it reads (heater, joints, presence, safety status)
+and what it commands (heater, arm trajectories). Implements the service's DevicePorts.
+
+Topic names come from the device file. Sensor readings become an engine `Observation`; engine
+`Commands` become HeaterCommand and JointTrajectory messages (a named pose is one trajectory
+point, timed from the URDF velocity limits at half speed; a halt is the empty trajectory the
+JointTrajectoryController reads as "stop and hold").
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+
+from builtin_interfaces.msg import Duration
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from cookwala_msgs.msg import HeaterCommand, HeaterState, Presence, SafetyLimit, SafetyStatus
+from cookwala_ros.core.run_types import Commands, Observation
+from cookwala_ros.ros import qos
+from cookwala_ros.ros.convert import MEDIUM_SENSORS
+
+POSE_TOLERANCE_RAD = 0.01
+MOVING_RAD_S = 1e-3
+REACHABLE_S = 60.0  # CORE §6.6: present, or reachable within one minute
+PAN_SENSOR = "cw.sense.pan_surface_temp"
+
+
+class DeviceIO:
+    """Latest readings plus the command publishers; thread-safe."""
+
+    def __init__(self, node: Node, device, values: dict, group) -> None:
+        from cookwala_ros.sim.robot_description import load_arm
+
+        self.node = node
+        self._lock = threading.Lock()
+        self.presence_stale_s = values["presence_stale_s"]
+        self.presence_default = values["presence_default"]
+        self.disabled: set[str] = set()
+        self.heater_state: HeaterState | None = None
+        self.joints: JointState | None = None
+        self.presence: tuple[bool, float] | None = None  # (present, steady receipt time)
+        self.safety: SafetyStatus | None = None
+        section = device.executor
+        arm = device.raw.get("arm") or {}
+        heater = (device.raw.get("heaters") or [{}])[0]
+        self.poses: dict = {}
+        self.velocity: dict = {}
+        if arm:
+            from cookwala_ros.device import load_robot_files
+
+            self.poses = load_robot_files(device).poses
+            description = load_arm(device.resolve(arm["robot_description"]))
+            self.velocity = dict(zip(description.joint_names, map(float, description.max_velocity)))
+        self.trajectory_pub = node.create_publisher(JointTrajectory, arm.get("trajectory_topic", "/arm_controller/joint_trajectory"), qos.command())
+        self.heater_pub = node.create_publisher(HeaterCommand, heater.get("command_topic", "/heater/command"), qos.command())
+        node.create_subscription(HeaterState, heater.get("state_topic", "/heater/state"), self._on_heater, qos.sensor(), callback_group=group)
+        node.create_subscription(JointState, arm.get("joint_states_topic", "/joint_states"), self._on_joints, qos.sensor(), callback_group=group)
+        node.create_subscription(Presence, section.get("presence_topic") or "/cookwala/presence", self._on_presence, qos.sensor(), callback_group=group)
+        node.create_subscription(SafetyStatus, section.get("safety_status_topic") or "/cookwala/safety/status", self._on_safety, qos.latched(), callback_group=group)
+
+    # ------------------------------------------------------------------ inputs
+
+    def _on_heater(self, msg: HeaterState) -> None:
+        with self._lock:
+            self.heater_state = msg
+
+    def _on_joints(self, msg: JointState) -> None:
+        with self._lock:
+            self.joints = msg
+
+    def _on_presence(self, msg: Presence) -> None:
+        present = bool(msg.person_present) or (math.isfinite(msg.reachable_within_s) and msg.reachable_within_s <= REACHABLE_S)
+        with self._lock:
+            self.presence = (present, time.monotonic())
+
+    def _on_safety(self, msg: SafetyStatus) -> None:
+        with self._lock:
+            self.safety = msg
+
+    # ------------------------------------------------------------------ DevicePorts
+
+    def human_present(self) -> bool:
+        with self._lock:
+            if self.presence is None:
+                return self.presence_default
+            present, at = self.presence
+        return present and time.monotonic() - at <= self.presence_stale_s
+
+    def demoted_sensors(self) -> set[str]:
+        out = set(self.disabled)
+        with self._lock:
+            state = self.heater_state
+        if state is not None:
+            if not state.medium_sensor_ok:
+                out.update(MEDIUM_SENSORS)
+            if not state.pan_sensor_ok:
+                out.add(PAN_SENSOR)
+        return out
+
+    def halt(self) -> None:
+        try:
+            self.apply(Commands(heater=("off",), arm_halt=True))
+        except Exception as exc:  # noqa: BLE001 - at shutdown the context may be gone; the monitor still cuts heat
+            self.node.get_logger().warning(f"halt not published: {exc}")
+
+    def safety_armed(self) -> bool:
+        with self._lock:
+            return self.safety is None or self.safety.state == SafetyStatus.STATE_ARMED
+
+    # ------------------------------------------------------------------ observation / commands
+
+    def observation(self, now_s: float) -> Observation:
+        with self._lock:
+            heater, joints = self.heater_state, self.joints
+        positions, moving = {}, False
+        if joints is not None:
+            positions = dict(zip(joints.name, map(float, joints.position)))
+            moving = any(abs(v) > MOVING_RAD_S for v in joints.velocity)
+        demoted = self.demoted_sensors()
+        sensors_ok = {s: s not in demoted for s in (*MEDIUM_SENSORS, PAN_SENSOR)}
+        obs = Observation(now_s=now_s, arm_positions=positions, arm_moving=moving,
+                          arm_pose=None if moving else self._pose_at(positions),
+                          human_present=self.human_present(), safety_armed=self.safety_armed(),
+                          sensors_ok=sensors_ok)
+        if heater is not None:
+            obs.medium_temp_c = heater.medium_temp_c if heater.medium_sensor_ok and math.isfinite(heater.medium_temp_c) else None
+            obs.pan_temp_c = heater.pan_surface_temp_c if heater.pan_sensor_ok and math.isfinite(heater.pan_surface_temp_c) else None
+            obs.heater_power_w = heater.power_w
+            if heater.fault != HeaterState.FAULT_NONE:
+                obs.heater_fault = {1: "relay_welded", 2: "sensor_disconnected", 3: "overtemp"}.get(heater.fault, "fault")
+        return obs
+
+    def _pose_at(self, positions: dict) -> str | None:
+        for name, pose in self.poses.items():
+            if all(j in positions and abs(positions[j] - q) < POSE_TOLERANCE_RAD for j, q in pose.items()):
+                return name
+        return None
+
+    def apply(self, commands: Commands) -> None:
+        if commands.heater is not None:
+            self._heater(commands.heater)
+        if commands.arm_halt:
+            self.trajectory_pub.publish(JointTrajectory())
+        elif commands.arm_pose:
+            self._move_to(commands.arm_pose)
+
+    def _heater(self, command: tuple) -> None:
+        msg = HeaterCommand(stamp=self.node.get_clock().now().to_msg(), source="executor")
+        kind = command[0]
+        if kind == "power":
+            msg.mode, msg.power_w = HeaterCommand.MODE_POWER, float(command[1])
+        elif kind == "setpoint":
+            msg.mode, msg.setpoint_c = HeaterCommand.MODE_SETPOINT, float(command[1])
+        else:
+            msg.mode = HeaterCommand.MODE_OFF
+        self.heater_pub.publish(msg)
+
+    def _move_to(self, pose: str) -> None:
+        target = self.poses.get(pose)
+        if target is None:
+            self.node.get_logger().error(f"the engine asked for unknown pose {pose!r}")
+            return
+        with self._lock:
+            joints = self.joints
+        now = dict(zip(joints.name, joints.position)) if joints is not None else {}
+        names = list(target)
+        duration = max([0.5] + [abs(target[n] - now.get(n, target[n])) / (0.5 * self.velocity.get(n, 1.0)) for n in names])
+        point = JointTrajectoryPoint(positions=[float(target[n]) for n in names],
+                                     time_from_start=Duration(sec=int(duration), nanosec=int((duration % 1) * 1e9)))
+        self.trajectory_pub.publish(JointTrajectory(joint_names=names, points=[point]))
+
+
+def limits_msgs(pack: dict) -> list[SafetyLimit]:
+    out = []
+    for limit in pack.get("limits") or []:
+        scope = limit.get("appliesTo") or {}
+        out.append(SafetyLimit(
+            id=limit["id"], kind=limit["kind"], applies_to_medium=scope.get("medium", ""),
+            applies_to_ops=list(scope.get("ops", [])), applies_to_food_class=scope.get("foodClass", ""),
+            has_min="min" in limit, min=float(limit.get("min", 0.0)), has_max="max" in limit,
+            max=float(limit.get("max", 0.0)), unit=limit.get("unit", ""), hold_for=limit.get("holdFor", ""),
+            action=limit.get("action", ""), message=limit.get("message", "")[:200], source=limit.get("source", "")))
+    return out

@@ -1,0 +1,468 @@
+"""executor: Cookwala executions as ROS 2 actions, services and topics (and the Core HTTP API).
+
+A thin adapter over `cookwala_ros.executor.service.ExecutorService`:
+- actions `~/execute_recipe` (ExecuteRecipe: feedback = the ExecutionStatus, cancel = stop) and
+  `~/execute_node` (ExecuteNode); services `~/stop`, `~/resume`, `~/get_execution`, `~/get_log`,
+  `~/get_safety_limits`, `~/get_capabilities`;
+- publishes `/cookwala/events` (CloudEvents), `/cookwala/status` (latched), `/cookwala/heartbeat`
+  (10 Hz on the steady clock, liveliness lease for the safety monitor) and `/diagnostics`;
+- reads the heater state, joint states, presence and the safety monitor's status, and drives the
+  heater command and arm trajectory topics named in the device file;
+- the control tick runs on the ROS clock (sim time in CI), so a 30-minute simmer runs as fast as
+  the simulated /clock goes;
+- with `http_port` > 0 it serves the Core HTTP API (cookwala_ros.http.app) with uvicorn.
+
+Parameters are validated at start; a bad parameter or device-file entry stops the node with a
+message naming it. The ROS goal's `request_json` is authoritative; the other goal fields must
+agree with it or the goal is rejected (decision 6).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import pathlib
+import sys
+import threading
+
+import rclpy
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.clock import Clock, ClockType
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.node import Node
+
+from cookwala_msgs.action import ExecuteNode, ExecuteRecipe
+from cookwala_msgs.msg import Event, ExecutionStatus, Heartbeat
+from cookwala_msgs.srv import GetCapabilities, GetExecution, GetLog, GetSafetyLimits, Resume, Stop
+from cookwala_ros.core import lifecycle
+from cookwala_ros.device import DeviceConfigError, load_device_config
+from cookwala_ros.executor.config import ExecutorConfig
+from cookwala_ros.executor.service import ExecutorService, ServiceError
+from cookwala_ros.ros import convert, qos
+from cookwala_ros.ros.executor_io import DeviceIO, limits_msgs
+from cookwala_ros.ros.params import ParameterError, ParamSpec, comma_list, declare_parameters
+
+NODE_NAME = "executor"
+
+
+def _port(value: int) -> str | None:
+    return None if -1 <= value <= 65535 else f"must be -1 (device file), 0 (no HTTP) or a TCP port, got {value}"
+
+
+PARAMETERS = (
+    ParamSpec("device_file", "", "Device file (YAML); empty = the package's config/device.yaml."),
+    ParamSpec("data_dir", "", "Database and recipe library folder; empty = executor.data_dir of the device file."),
+    ParamSpec("http_port", -1, "Core HTTP API port: 0 = no HTTP server, -1 = executor.http_port of the device file.",
+              check=_port),
+    ParamSpec("http_bind", "", "Address the HTTP API listens on; empty = executor.http_bind (default 127.0.0.1)."),
+    ParamSpec("token_file", "", "File holding the bearer token for POSTs other than stop; empty = device file / none."),
+    ParamSpec("tick_hz", 10.0, "Control tick rate on the ROS clock [Hz] (the engine needs >= 5).",
+              minimum=5.0, maximum=200.0),
+    ParamSpec("heartbeat_hz", 10.0, "/cookwala/heartbeat rate on the steady clock [Hz].", minimum=1.0, maximum=100.0),
+    ParamSpec("heartbeat_lease_s", 0.3, "Liveliness lease of /cookwala/heartbeat [s].", minimum=0.05, maximum=10.0),
+    ParamSpec("presence_stale_s", 5.0, "Presence older than this [s, steady clock] counts as nobody present.",
+              minimum=0.1, maximum=3600.0),
+    ParamSpec("presence_default", False, "Whether a person counts as present before any /cookwala/presence message."),
+    ParamSpec("disabled_sensors", "", "Comma-separated cw.sense.* ids treated as unusable (e.g. to test the ladder).",
+              read_only=False),
+)
+
+
+class ExecutorNode(Node):
+    def __init__(self, **kwargs) -> None:
+        super().__init__(NODE_NAME, **kwargs)
+        values = declare_parameters(self, PARAMETERS)
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+        device = load_device_config(values["device_file"] or None)  # DeviceConfigError names the key
+        section = device.executor
+        config = ExecutorConfig.from_device(device, data_dir=values["data_dir"] or None)
+        self.token = self._read_token(values["token_file"] or section.get("token_file") or "", device)
+        self.http_port = values["http_port"] if values["http_port"] >= 0 else int(section.get("http_port") or 0)
+        self.http_bind = values["http_bind"] or section.get("http_bind") or "127.0.0.1"
+        self.device_id = device.device_id
+        self._heartbeat_count = 0
+        self._steady = Clock(clock_type=ClockType.STEADY_TIME)
+
+        control = MutuallyExclusiveCallbackGroup()
+        sensing = MutuallyExclusiveCallbackGroup()
+        requests = ReentrantCallbackGroup()
+        housekeeping = MutuallyExclusiveCallbackGroup()
+        self.io = DeviceIO(self, device, values, sensing)
+        self.io.disabled = set(comma_list(values["disabled_sensors"]))
+        self.service = ExecutorService(config, self.io, clock=self._ros_now)
+        self._status_pub = self.create_publisher(ExecutionStatus, "/cookwala/status", qos.latched())
+        self._event_pub = self.create_publisher(Event, "/cookwala/events", qos.events())
+        self._heartbeat_pub = self.create_publisher(Heartbeat, "/cookwala/heartbeat", qos.heartbeat(values["heartbeat_lease_s"]))
+        self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", qos.sensor())
+        self._waiters: dict[str, threading.Condition] = {}
+        self._waiters_lock = threading.Lock()
+        self.service.add_event_listener(self._on_event)
+
+        self.create_timer(1.0 / values["tick_hz"], self._tick, callback_group=control)
+        self.create_timer(1.0 / values["heartbeat_hz"], self._heartbeat, callback_group=housekeeping, clock=self._steady)
+        self.create_timer(1.0, self._diagnostics, callback_group=housekeeping, clock=self._steady)
+        self.create_service(Stop, "~/stop", self._on_stop, callback_group=requests)
+        self.create_service(Resume, "~/resume", self._on_resume, callback_group=requests)
+        self.create_service(GetExecution, "~/get_execution", self._on_get_execution, callback_group=requests)
+        self.create_service(GetLog, "~/get_log", self._on_get_log, callback_group=requests)
+        self.create_service(GetSafetyLimits, "~/get_safety_limits", self._on_get_limits, callback_group=requests)
+        self.create_service(GetCapabilities, "~/get_capabilities", self._on_get_capabilities, callback_group=requests)
+        self._recipe_goals: dict = {}
+        self._recipe_server = ActionServer(
+            self, ExecuteRecipe, "~/execute_recipe", execute_callback=self._execute_recipe,
+            goal_callback=self._recipe_goal, cancel_callback=self._cancel, callback_group=requests)
+        self._node_server = ActionServer(
+            self, ExecuteNode, "~/execute_node", execute_callback=self._execute_node,
+            goal_callback=self._node_goal, cancel_callback=self._cancel, callback_group=requests)
+        self._http = None
+        if self.http_port > 0:
+            self._start_http()
+        self.get_logger().info(
+            f"executor of {self.device_id} ready: data {config.data_dir}, {len(self.service.library.recipes())} "
+            f"recipe(s), HTTP {'off' if self.http_port <= 0 else f'{self.http_bind}:{self.http_port}'}")
+
+    # ------------------------------------------------------------------ set-up helpers
+
+    @staticmethod
+    def _read_token(name: str, device) -> str | None:
+        if not name:
+            return None
+        path = device.resolve(name) if not pathlib.Path(name).is_absolute() else pathlib.Path(name)
+        try:
+            token = path.read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise ParameterError("token_file", f"cannot read {path}: {exc.strerror or exc}") from None
+        if not token:
+            raise ParameterError("token_file", f"{path} is empty")
+        return token
+
+    def _on_set_parameters(self, parameters):
+        from rcl_interfaces.msg import SetParametersResult
+
+        for parameter in parameters:
+            if parameter.name == "disabled_sensors":
+                self.io.disabled = set(comma_list(str(parameter.value)))
+        return SetParametersResult(successful=True)
+
+    def _ros_now(self) -> float:
+        return self.get_clock().now().nanoseconds / 1e9
+
+    def _start_http(self) -> None:
+        import uvicorn
+
+        from cookwala_ros.http.app import create_app
+
+        app = create_app(self.service, token=self.token)
+        server = uvicorn.Server(uvicorn.Config(app, host=self.http_bind, port=self.http_port, log_level="warning",
+                                               lifespan="off"))
+        server.install_signal_handlers = lambda: None  # rclpy owns the signals
+        thread = threading.Thread(target=server.run, name="http", daemon=True)
+        thread.start()
+        self._http = (server, thread)
+
+    # ------------------------------------------------------------------ loops
+
+    def _tick(self) -> None:
+        now = self._ros_now()
+        if now <= 0:
+            return  # no /clock yet under sim time
+        commands = self.service.tick(now, self.io.observation(now))
+        if commands is not None:
+            self.io.apply(commands)
+
+    def _heartbeat(self) -> None:
+        self._heartbeat_count += 1
+        execution = self.service.active_execution()
+        state = self.service.get_status(execution)["state"] if execution else "idle"
+        self._heartbeat_pub.publish(Heartbeat(
+            stamp=self.get_clock().now().to_msg(), device_id=self.device_id,
+            node_name=self.get_fully_qualified_name(), execution_id=execution or "", state=state,
+            count=self._heartbeat_count))
+
+    def _diagnostics(self) -> None:
+        execution = self.service.active_execution()
+        level = DiagnosticStatus.OK
+        message = "idle" if execution is None else f"cooking {execution}"
+        if self.io.heater_state is None:
+            level, message = DiagnosticStatus.WARN, "no heater state received"
+        values = [KeyValue(key="active_execution", value=execution or ""),
+                  KeyValue(key="safety_armed", value=str(self.io.safety_armed())),
+                  KeyValue(key="person_present", value=str(self.io.human_present())),
+                  KeyValue(key="recipes", value=str(len(self.service.library.recipes())))]
+        status = DiagnosticStatus(level=level, name=f"{self.get_name()}: executor", message=message,
+                                  hardware_id=self.device_id, values=values)
+        self._diag_pub.publish(DiagnosticArray(header=_header(self), status=[status]))
+
+    def _on_event(self, event: dict) -> None:
+        self._event_pub.publish(convert.event_msg(event))
+        execution = event.get("subject")
+        if "cookwalaseq" in event and event["type"].startswith("cookwala.execution.") and execution:
+            try:
+                status = self.service.get_status(execution)
+            except ServiceError:
+                return
+            self._status_pub.publish(convert.status_msg(status))
+            with self._waiters_lock:
+                waiter = self._waiters.get(execution)
+            if waiter is not None:
+                with waiter:
+                    waiter.notify_all()
+
+    # ------------------------------------------------------------------ services
+
+    def _on_stop(self, request, response):
+        execution = request.execution_id or self.service.active_execution()
+        if not execution:
+            response.accepted, response.state, response.message = True, "idle", "nothing is running"
+            return response
+        stop = {"core": "0.2.0", "kind": "StopRequest", "execution": execution,
+                "requestedBy": request.requested_by or "ros", **({"reason": request.reason[:300]} if request.reason else {})}
+        try:
+            status = self.service.stop(execution, stop, request.idempotency_key or None)
+        except ServiceError as exc:
+            response.accepted, response.message = False, exc.detail
+            return response
+        response.accepted, response.state, response.seq = True, status["state"], status["seq"]
+        response.message = "stopping" if not lifecycle.is_final(status["state"]) else f"already {status['state']}"
+        return response
+
+    def _on_resume(self, request, response):
+        try:
+            status = self.service.resume(request.execution_id, request.if_match_seq, request.idempotency_key or None)
+        except ServiceError as exc:
+            response.accepted, response.error_code, response.message = False, exc.code, exc.detail
+            try:
+                current = self.service.get_status(request.execution_id)
+                response.state, response.seq = current["state"], current["seq"]
+            except ServiceError:
+                pass
+            return response
+        response.accepted, response.state, response.seq, response.message = True, status["state"], status["seq"], "resumed"
+        return response
+
+    def _on_get_execution(self, request, response):
+        try:
+            response.status = convert.status_msg(self.service.get_status(request.execution_id))
+            response.found = True
+        except ServiceError:
+            response.found = False
+        return response
+
+    def _on_get_log(self, request, response):
+        try:
+            response.log_json = json.dumps(self.service.get_log(request.execution_id))
+            response.found = True
+        except ServiceError:
+            response.found = False
+        return response
+
+    def _on_get_limits(self, request, response):
+        pack = self.service.safety_limits()
+        response.pack_id = str(pack.get("id", ""))
+        response.limits = limits_msgs(pack)
+        response.pack_json = json.dumps(pack)
+        return response
+
+    def _on_get_capabilities(self, request, response):
+        response.capabilities_json = json.dumps(self.service.capabilities())
+        return response
+
+    # ------------------------------------------------------------------ actions
+
+    def _recipe_goal(self, goal) -> GoalResponse:
+        problem = goal_problem(goal)
+        if problem:
+            self.get_logger().warning(f"ExecuteRecipe goal rejected: {problem}")
+            return GoalResponse.REJECT
+        return GoalResponse.ACCEPT
+
+    def _node_goal(self, goal) -> GoalResponse:
+        for name in ("node_json", "envelope_json", "target_json"):
+            text = getattr(goal, name)
+            if text and not _is_json_object(text):
+                self.get_logger().warning(f"ExecuteNode goal rejected: {name} is not a JSON object")
+                return GoalResponse.REJECT
+        if not goal.node_json:
+            self.get_logger().warning("ExecuteNode goal rejected: node_json is empty")
+            return GoalResponse.REJECT
+        return GoalResponse.ACCEPT
+
+    def _cancel(self, goal_handle) -> CancelResponse:
+        execution = self._recipe_goals.get(id(goal_handle))
+        if execution:
+            self.service.stop(execution, {"core": "0.2.0", "kind": "StopRequest", "execution": execution,
+                                          "requestedBy": "ros:action_cancel", "reason": "the action goal was cancelled"})
+        return CancelResponse.ACCEPT
+
+    def _execute_recipe(self, goal_handle):
+        goal = goal_handle.request
+        result = ExecuteRecipe.Result()
+        try:
+            status, _ = self.service.start_execution(json.loads(goal.request_json),
+                                                     goal.idempotency_key or None)
+        except ServiceError as exc:
+            # not an execution (bad body, idempotency conflict): aborted, no state, the problem as log_json
+            self.get_logger().warning(f"ExecuteRecipe: {exc}")
+            result.log_json = json.dumps({"code": exc.code, "status": exc.status, "detail": exc.detail,
+                                          "pointer": exc.pointer})
+            goal_handle.abort()
+            return result
+        final = self._follow(goal_handle, status["id"], self._recipe_feedback)
+        result.state = final["state"]
+        result.refusal_reason = (final.get("refusal") or {}).get("reason", "")
+        result.log_json = json.dumps(self.service.get_log(final["id"]))
+        self._finish(goal_handle, final)
+        return result
+
+    def _execute_node(self, goal_handle):
+        goal = goal_handle.request
+        result = ExecuteNode.Result()
+        try:
+            status, _ = self.service.start_node(json.loads(goal.node_json),
+                                                json.loads(goal.target_json) if goal.target_json else None)
+        except ServiceError as exc:
+            self.get_logger().warning(f"ExecuteNode: {exc}")
+            result.deviation_json = json.dumps({"kind": "other", "detail": exc.detail})
+            goal_handle.abort()
+            return result
+        target = json.loads(goal.target_json) if goal.target_json else None
+        reached = [False]
+
+        def feedback(current: dict) -> ExecuteNode.Feedback:
+            message = self._node_feedback(current)
+            reached[0] = reached[0] or convert.target_reached(current, target)
+            message.target_reached = reached[0]
+            return message
+
+        final = self._follow(goal_handle, status["id"], feedback)
+        steps = self.service.get_log(final["id"]).get("steps") or []
+        step = steps[-1] if steps else {}
+        result.envelope_ok = bool(step.get("envelopeOk", False)) and final["state"] == "completed"
+        result.verified_by = step.get("verifiedBy", "")
+        result.summary_json = json.dumps(step.get("summary", []))
+        deviation = step.get("deviation") or ((final.get("refusal") and {"kind": "other", "detail": final["refusal"]["reason"]}))
+        result.deviation_json = json.dumps(deviation) if deviation else ""
+        self._finish(goal_handle, final)
+        return result
+
+    def _follow(self, goal_handle, execution: str, feedback) -> dict:
+        """Wait for the execution to end, publishing feedback on every new seq."""
+        self._recipe_goals[id(goal_handle)] = execution
+        waiter = threading.Condition()
+        with self._waiters_lock:
+            self._waiters[execution] = waiter
+        last_seq = -1
+        try:
+            while rclpy.ok(context=self.context):
+                status = self.service.get_status(execution)
+                if status["seq"] != last_seq:
+                    last_seq = status["seq"]
+                    if not lifecycle.is_final(status["state"]):
+                        goal_handle.publish_feedback(feedback(status))
+                if lifecycle.is_final(status["state"]):
+                    return status
+                with waiter:
+                    waiter.wait(0.2)
+            return self.service.get_status(execution)
+        finally:
+            with self._waiters_lock:
+                self._waiters.pop(execution, None)
+            self._recipe_goals.pop(id(goal_handle), None)
+
+    @staticmethod
+    def _recipe_feedback(status: dict) -> ExecuteRecipe.Feedback:
+        step = status.get("step") or {}
+        return ExecuteRecipe.Feedback(
+            seq=status["seq"], state=status["state"], node=step.get("node", ""), op=step.get("op", ""),
+            progress=float(step.get("progress", 0.0)), verified_by=step.get("verifiedBy", ""),
+            medium_temp_c=convert.medium_temp_c(status), human_needed=(status.get("humanNeeded") or {}).get("why", ""))
+
+    @staticmethod
+    def _node_feedback(status: dict) -> ExecuteNode.Feedback:
+        step = status.get("step") or {}
+        return ExecuteNode.Feedback(progress=float(step.get("progress", 0.0)),
+                                    medium_temp_c=convert.medium_temp_c(status), target_reached=False)
+
+    @staticmethod
+    def _finish(goal_handle, final: dict) -> None:
+        if final["state"] == "completed":
+            goal_handle.succeed()
+        elif goal_handle.is_cancel_requested:
+            goal_handle.canceled()
+        else:
+            goal_handle.abort()
+
+    # ------------------------------------------------------------------ shutdown
+
+    def close(self) -> None:
+        if self._http is not None:
+            server, thread = self._http
+            server.should_exit = True
+            thread.join(timeout=5)
+        self.service.close()
+
+
+def goal_problem(goal) -> str | None:
+    """Why an ExecuteRecipe goal is inconsistent (decision 6), or None. request_json wins."""
+    try:
+        request = json.loads(goal.request_json)
+    except ValueError as exc:
+        return f"request_json: not JSON ({exc})"
+    if not isinstance(request, dict):
+        return "request_json: must be a JSON object (the ExecuteRequest)"
+    checks = (("recipe_ref", goal.recipe_ref, request.get("recipe")),
+              ("recipe_hash", goal.recipe_hash, request.get("recipeHash")),
+              ("idempotency_key", goal.idempotency_key, request.get("idempotencyKey")))
+    for name, given, wanted in checks:
+        if given and given != wanted:
+            return f"{name} {given!r} disagrees with request_json ({wanted!r})"
+    from cookwala_ros.core import schemas, versions
+
+    if versions.is_supported(request.get("core")):  # another version is a refusal, not a bad goal
+        issues = schemas.validate(request, "ExecuteRequest")
+        if issues:
+            return f"request_json{issues[0].pointer}: {issues[0].message}"
+    servings = request.get("servings")
+    if goal.servings and not (isinstance(servings, (int, float)) and math.isclose(goal.servings, servings, rel_tol=1e-6)):
+        return f"servings {goal.servings:g} disagrees with request_json ({servings!r})"
+    return None
+
+
+def _is_json_object(text: str) -> bool:
+    try:
+        return isinstance(json.loads(text), dict)
+    except ValueError:
+        return False
+
+
+def _header(node: Node):
+    from std_msgs.msg import Header
+
+    return Header(stamp=node.get_clock().now().to_msg())
+
+
+def main(args: list[str] | None = None) -> int:
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = ExecutorNode()
+        executor = MultiThreadedExecutor(num_threads=6)
+        executor.add_node(node)
+        executor.spin()
+    except (ParameterError, DeviceConfigError) as exc:
+        print(f"{NODE_NAME}: cannot start: {exc}", file=sys.stderr)
+        return 2
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if node is not None:
+            node.close()
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

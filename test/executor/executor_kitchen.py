@@ -1,0 +1,128 @@
+"""A simulated kitchen stepped in-process: the pure sim models behind the engine's data types.
+
+This is hardware simulation (allowed): `SimHeater`/`ThermalModel` for the hob and the pot,
+`ArmModel` from the packaged URDF for the arm. `drive()` runs the service's control loop the way
+the ROS node does: observe, `svc.tick`, apply the commands, step the physics.
+"""
+
+from __future__ import annotations
+
+import math
+
+from cookwala_ros.core.run_types import Commands, Observation
+from cookwala_ros.sim.arm_model import ArmModel, Trajectory, TrajectoryPoint
+from cookwala_ros.sim.heater import HeaterMode, SimHeater
+from cookwala_ros.sim.robot_description import default_arm, load_poses
+from cookwala_ros.sim.thermal_model import ThermalConfig, ThermalModel
+
+START_S = 1_796_000_000.0  # 2026-11-29, epoch seconds: the sim clock of these tests
+POSE_TOLERANCE = 0.01
+
+
+class Kitchen:
+    def __init__(self, medium: str = "water", mass_kg: float = 1.0, start_s: float = START_S):
+        self.now = start_s
+        self.heater = self._heater(medium, mass_kg)
+        self.description = default_arm()
+        self.poses = load_poses(None, self.description)
+        d = self.description
+        self.arm = ArmModel(d.joint_names, d.max_velocity, d.max_acceleration, d.lower, d.upper,
+                            d.positions_vector(self.poses["home"]), start_time=0.0)
+        self.present = True
+        self.armed = True
+        self.sensors_ok: dict = {}
+        self.commands: list[Commands] = []
+
+    @staticmethod
+    def _heater(medium: str, mass_kg: float) -> SimHeater:
+        return SimHeater(ThermalModel(ThermalConfig(medium=medium, medium_mass_kg=mass_kg or 1.0)))
+
+    # ------------------------------------------------------------------ engine side
+
+    def observe(self) -> Observation:
+        snap = self.heater.snapshot()
+        sample = self.arm.measured()
+        positions = dict(zip(self.arm.joint_names, map(float, sample.positions)))
+        moving = bool(max(abs(v) for v in sample.velocities) > 1e-4) or self.arm.following
+        return Observation(
+            now_s=self.now,
+            medium_temp_c=snap.medium_temp_c if math.isfinite(snap.medium_temp_c) else None,
+            pan_temp_c=snap.pan_surface_temp_c if math.isfinite(snap.pan_surface_temp_c) else None,
+            heater_power_w=snap.power_w,
+            heater_fault=None if snap.fault == 0 else snap.fault_detail,
+            arm_positions=positions, arm_moving=moving, arm_pose=None if moving else self._pose_at(positions),
+            human_present=self.present, safety_armed=self.armed, sensors_ok=dict(self.sensors_ok),
+        )
+
+    def _pose_at(self, positions: dict) -> str | None:
+        for name, pose in self.poses.items():
+            if all(abs(positions[j] - q) < POSE_TOLERANCE for j, q in pose.items()):
+                return name
+        return None
+
+    def apply(self, commands: Commands | None) -> None:
+        if commands is None:
+            return
+        if not commands.is_empty():
+            self.commands.append(commands)
+        if commands.heater_setup:
+            setup = commands.heater_setup
+            self.heater = self._heater(setup.get("medium", "water"), setup.get("mass_kg") or 1.0)
+        if commands.heater is not None:
+            kind = commands.heater[0]
+            if kind == "off":
+                self.heater.command(HeaterMode.OFF)
+            elif kind == "power":
+                self.heater.command(HeaterMode.POWER, power_w=float(commands.heater[1]))
+            elif kind == "setpoint":
+                self.heater.command(HeaterMode.SETPOINT, setpoint_c=float(commands.heater[1]))
+        if commands.arm_halt:
+            self.arm.stop()
+        elif commands.arm_pose:
+            self.arm.command(self.trajectory_to(commands.arm_pose))
+
+    def trajectory_to(self, pose: str) -> Trajectory:
+        target = self.poses[pose]
+        names = self.arm.joint_names
+        now = dict(zip(names, map(float, self.arm.measured().positions)))
+        duration = max(0.5, max(abs(target[n] - now[n]) / (0.5 * v) for n, v in zip(names, self.arm.vmax)))
+        return Trajectory(names, (TrajectoryPoint(duration, tuple(target[n] for n in names)),))
+
+    def halt(self) -> None:
+        """The ports' stop path: heat off and the arm halted at once."""
+        self.heater.command(HeaterMode.OFF)
+        self.arm.stop()
+
+    def step(self, dt: float) -> None:
+        self.heater.step(dt)
+        self.arm.step(dt)
+        self.now += dt
+
+
+class KitchenPorts:
+    """DevicePorts backed by the kitchen (presence, sensors, halt)."""
+
+    def __init__(self, kitchen: Kitchen):
+        self.kitchen = kitchen
+
+    def human_present(self) -> bool:
+        return self.kitchen.present
+
+    def demoted_sensors(self):
+        return {s for s, ok in self.kitchen.sensors_ok.items() if not ok}
+
+    def halt(self) -> None:
+        self.kitchen.halt()
+
+
+def drive(svc, kitchen: Kitchen, until, dt: float = 0.2, max_s: float = 4 * 3600.0, on_tick=None) -> bool:
+    """Tick until `until()` is true or `max_s` simulated seconds pass; True if it came true."""
+    end = kitchen.now + max_s
+    while kitchen.now < end:
+        kitchen.apply(svc.tick(kitchen.now, kitchen.observe()))
+        if until():
+            return True
+        if on_tick is not None:
+            on_tick()
+        kitchen.step(dt)
+    return bool(until())

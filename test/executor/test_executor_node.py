@@ -1,0 +1,207 @@
+"""The executor node as a process with the simulated kitchen (real rclpy, sim time)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+
+import pytest
+
+from executor_recipes import boil_recipe, request_for
+from executor_procs import Client, goal_for, start_executor, start_kitchen, start_node, stop_processes, wait_exit
+from cookwala_msgs.action import ExecuteNode
+from cookwala_msgs.srv import GetCapabilities, GetSafetyLimits, Stop
+from cookwala_ros.executor.store import Store
+from rclpy.action import ActionClient
+from ros_helpers import RosHarness
+
+FINAL = ("completed", "stopped", "failed", "refused")
+
+
+@pytest.fixture()
+def library(tmp_path, soup):
+    """A data dir whose recipe library holds the sample soup and the test simmer."""
+    folder = tmp_path / "data" / "recipes"
+    folder.mkdir(parents=True)
+    for recipe in (soup, boil_recipe(minutes=20)):
+        (folder / f"{recipe['id']}.cookwala.json").write_text(json.dumps(recipe))
+    return tmp_path / "data"
+
+
+def drive_to_end(ros, client: Client, result_future, execution_of, timeout: float) -> None:
+    """Wait for the action result, doing the human-only steps when the executor asks."""
+    resumed: set[int] = set()
+    deadline = time.monotonic() + timeout
+    while not result_future.done() and time.monotonic() < deadline:
+        last = client.feedback[-1] if client.feedback else None
+        if last is not None and last.state == "needs_human" and last.seq not in resumed:
+            resumed.add(last.seq)
+            client.resume(execution_of(), last.seq)
+        time.sleep(0.05)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_sample_soup_completes_through_the_action(library, soup):
+    procs = start_kitchen(real_time_factor=150.0)
+    procs.append(start_executor(library))
+    try:
+        with RosHarness() as ros:
+            client = Client(ros)
+            assert client.wait_ready(), "executor did not come up"
+            request = request_for(soup)
+            handle = client.send(goal_for(request))
+            assert handle.accepted
+            result_future = handle.get_result_async()
+            assert ros.wait_for(lambda: client.feedback, timeout=20)
+
+            def execution_id() -> str:
+                return next(s.id for s in client.statuses if s.request == request["id"])
+
+            drive_to_end(ros, client, result_future, execution_id, timeout=150)
+            assert result_future.done(), f"not finished; last feedback {client.feedback[-1] if client.feedback else None}"
+            result = result_future.result().result
+            assert result.state == "completed", result
+            log = json.loads(result.log_json)
+            assert log["outcome"] == "served"
+            assert {s["node"] for s in log["steps"]} >= {"n1", "n2", "n3", "n5"}
+            events = client.execution_events(execution_id())
+            seqs = [e["cookwalaseq"] for e in events]
+            assert seqs == sorted(seqs) and len(seqs) == len(set(seqs))
+            assert events[-1]["type"] == "cookwala.execution.completed"
+            assert [f.seq for f in client.feedback] == sorted(f.seq for f in client.feedback)
+    finally:
+        stop_processes(procs)
+
+
+@pytest.mark.timeout(120)
+def test_sigkill_mid_simmer_then_restart_reads_failed_with_log_and_events(library):
+    kitchen = start_kitchen(real_time_factor=20.0)
+    executor = start_executor(library)
+    restarted = None
+    try:
+        with RosHarness() as ros:
+            client = Client(ros)
+            assert client.wait_ready(), "executor did not come up"
+            request = request_for(boil_recipe(minutes=20))
+            handle = client.send(goal_for(request))
+            assert handle.accepted
+            assert ros.wait_for(lambda: any(f.state == "running" and f.node == "n1" for f in client.feedback), timeout=40)
+            execution_id = next(s.id for s in client.statuses if s.request == request["id"])
+            assert ros.wait_for(lambda: len(client.execution_events(execution_id)) >= 5, timeout=40)
+            seen_before = client.execution_events(execution_id)
+            executor.send_signal(signal.SIGKILL)
+            executor.wait(10)
+            restarted = start_executor(library)
+            status = client.call(client.get_execution, __import__("cookwala_msgs.srv").srv.GetExecution.Request(
+                execution_id=execution_id), timeout=30)
+            status = json.loads(status.status.status_json)
+            assert status["state"] == "failed"
+            assert "restarted" in status["x-cookwala-ros-reason"]["detail"]
+            log = client.log(execution_id)
+            assert log["outcome"] == "failed" and [s["node"] for s in log["steps"]] == ["n1"]
+            # every event published before the kill is stored under the same id and seq, then the failure
+            store = Store(library)
+            try:
+                stored = {e["id"]: e for _, e in store.events(execution_id)}
+            finally:
+                store.close()
+            for event in seen_before:
+                assert stored[event["id"]]["cookwalaseq"] == event["cookwalaseq"]
+                assert stored[event["id"]]["data"] == event["data"]
+            last = max(stored.values(), key=lambda e: e.get("cookwalaseq", 0))
+            assert last["data"]["state"] == "failed" and last["cookwalaseq"] == status["seq"]
+    finally:
+        stop_processes([executor, restarted, *kitchen])
+
+
+@pytest.mark.timeout(90)
+def test_goal_fields_must_agree_and_refusals_come_back_as_results(library, soup):
+    procs = start_kitchen(real_time_factor=5.0)
+    procs.append(start_executor(library))
+    try:
+        with RosHarness() as ros:
+            client = Client(ros)
+            assert client.wait_ready()
+            request = request_for(soup)
+            goal = goal_for(request)
+            goal.recipe_ref = "some-other-recipe"
+            assert not client.send(goal).accepted
+            goal = goal_for(request)
+            goal.servings = 7.0
+            assert not client.send(goal).accepted
+            broken = dict(request, servings=-2)
+            assert not client.send(goal_for(broken)).accepted  # breaks the schema
+            mismatch = request_for(soup, recipeHash="sha256:" + "3" * 64)
+            handle = client.send(goal_for(mismatch))
+            assert handle.accepted
+            future = handle.get_result_async()
+            assert ros.wait_for(future.done, timeout=20)
+            result = future.result().result
+            assert (result.state, result.refusal_reason) == ("refused", "recipe_hash_mismatch")
+            assert json.loads(result.log_json)["outcome"] == "refused"
+            # the read-only services answer with the device's documents
+            caps = client.call(client.node.create_client(GetCapabilities, "/executor/get_capabilities"),
+                               GetCapabilities.Request())
+            assert json.loads(caps.capabilities_json)["actor"]["id"].startswith("cwros:")
+            limits = client.call(client.node.create_client(GetSafetyLimits, "/executor/get_safety_limits"),
+                                 GetSafetyLimits.Request())
+            assert limits.pack_id and {lim.id for lim in limits.limits} >= {"oil.max_temp"}
+            idle = client.call(client.node.create_client(Stop, "/executor/stop"), Stop.Request(requested_by="test"))
+            assert idle.accepted and idle.state == "idle"
+    finally:
+        stop_processes(procs)
+
+
+@pytest.mark.timeout(120)
+def test_execute_node_runs_one_simmer_node(library):
+    procs = start_kitchen(real_time_factor=60.0)
+    procs.append(start_executor(library))
+    try:
+        with RosHarness() as ros:
+            client = Client(ros)
+            assert client.wait_ready()
+            action = ActionClient(client.node, ExecuteNode, "/executor/execute_node")
+            assert action.wait_for_server(timeout_sec=30)
+            time.sleep(1.0)  # let the goal service's endpoints match both ways
+            node = {"id": "s1", "op": "cw.op.simmer", "until": {"minTime": "PT7M", "maxTime": "PT20M"}}
+            target = {"sensor": "cw.sense.liquid_temp", "value": 90, "unit": "degC", "tolerance": 4}
+            feedback: list = []
+            sent = action.send_goal_async(ExecuteNode.Goal(node_json=json.dumps(node), envelope_json="{}",
+                                                           target_json=json.dumps(target)),
+                                          feedback_callback=lambda m: feedback.append(m.feedback))
+            assert ros.wait_for(sent.done, timeout=20) and sent.result().accepted
+            future = sent.result().get_result_async()
+            assert ros.wait_for(future.done, timeout=90)
+            result = future.result().result
+            assert result.verified_by == "sensor"
+            summary = json.loads(result.summary_json)
+            assert summary and summary[0]["sensor"] == "cw.sense.liquid_temp"
+            assert feedback and max(f.progress for f in feedback) > 0
+            assert feedback[-1].target_reached  # 7 min on a 2 kW hob: the water got to 90 °C
+            bad = action.send_goal_async(ExecuteNode.Goal(node_json="[1]"))
+            assert ros.wait_for(bad.done, timeout=10) and not bad.result().accepted
+    finally:
+        stop_processes(procs)
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"tick_hz": 1.0}, "parameter 'tick_hz'"),
+    ({"http_port": 70000}, "parameter 'http_port'"),
+    ({"token_file": "/nonexistent/token"}, "parameter 'token_file'"),
+])
+def test_bad_parameters_stop_the_node_with_a_message(tmp_path, params, message):
+    proc = start_node("cookwala_ros.ros.executor_node", {"data_dir": str(tmp_path), **params}, capture=True)
+    code, out = wait_exit(proc)
+    assert code == 2 and message in out, out
+
+
+def test_bad_device_file_stops_the_node_naming_the_key(tmp_path, repo_root):
+    text = (repo_root / "config" / "device.yaml").read_text().replace("http_port: 0 ", "http_port: 99999 ")
+    device = tmp_path / "device.yaml"
+    device.write_text(text)
+    proc = start_node("cookwala_ros.ros.executor_node", {"data_dir": str(tmp_path), "device_file": str(device)},
+                      capture=True)
+    code, out = wait_exit(proc)
+    assert code == 2 and "executor.http_port" in out, out
