@@ -12,7 +12,7 @@ setup:
 	@tools/setup_venv.sh
 
 demo: setup
-	@$(VENV)/bin/cookwala-ros demo
+	@$(VENV)/bin/cookwala-ros demo --recipe --quiet-nodes
 
 # Each run gets its own ROS_DOMAIN_ID block (xdist workers add their index) so that two runs on
 # one machine never hear each other; discovery stays on this host; ROS logs go to a temp dir.

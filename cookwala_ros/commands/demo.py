@@ -1,8 +1,12 @@
-"""`cookwala-ros demo`: the simulated kitchen end to end, on sim time, in well under a minute.
+"""`cookwala-ros demo`: the simulated kitchen end to end, on sim time.
 
-Starts the sim_kitchen scene (same manifest as `cookwala-ros up`) at a high real-time factor,
-drives it with the demo driver (arm pose tour, 1 L of water brought to a simmer and held),
-stops every node and writes a temperature-vs-time plot.
+`cookwala-ros demo --recipe [FILE]` (what `make demo` runs) brings up the kitchen scene with
+the executor and the safety monitor and cooks a recipe (default: the sample soup) through the
+Core HTTP API, with a progress bar per step, the log summary and a plot.
+
+Without --recipe it runs the hardware-only tour: the sim_kitchen scene (same manifest as
+`cookwala-ros up`) driven by the demo driver (arm pose tour, 1 L of water brought to a simmer
+and held), then a temperature-vs-time plot.
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout-s", type=float, default=30.0, metavar="SECONDS",
                         help="wall seconds the scene's topics may take to appear (default 30)")
     parser.add_argument("--quiet-nodes", action="store_true", help="hide the nodes' own log lines")
+    parser.add_argument("--recipe", nargs="?", const="", metavar="FILE",
+                        help="cook a recipe (default: the sample soup) through the executor's HTTP API")
 
 
 def _default_tour() -> tuple[str, ...]:
@@ -52,6 +58,16 @@ def output_path(given: pathlib.Path | None) -> pathlib.Path:
 
 
 def run(args) -> int:
+    if args.recipe is not None:
+        from cookwala_ros.ros.recipe_demo import run_recipe_demo
+
+        output = args.output or output_path(None).with_name("recipe.png")
+        return run_recipe_demo(rtf=args.rtf if args.rtf and args.rtf != DEFAULT_RTF else 50.0,
+                               recipe=args.recipe or None, output=output, quiet_nodes=args.quiet_nodes)
+    return run_tour(args)
+
+
+def run_tour(args) -> int:
     from cookwala_ros.ros.sim_demo import DemoError, DemoSettings, run_demo
 
     try:
