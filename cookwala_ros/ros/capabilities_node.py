@@ -10,14 +10,13 @@ from __future__ import annotations
 import json
 import sys
 
-import rclpy
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType
 
 from cookwala_msgs.srv import GetCapabilities
-from cookwala_ros.device import DeviceConfigError, capabilities_document, load_device_config
+from cookwala_ros.ros.node_main import run_node
+from cookwala_ros.device import capabilities_document, load_device_config
 
 SERVICE_NAME = "cookwala/get_capabilities"
 
@@ -55,21 +54,7 @@ class CapabilitiesNode(Node):
 
 
 def main(args: list[str] | None = None) -> int:
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = CapabilitiesNode()
-        rclpy.spin(node)
-    except DeviceConfigError as exc:
-        print(f"cookwala_capabilities: cannot start: {exc}", file=sys.stderr)
-        return 2
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return run_node("cookwala_capabilities", CapabilitiesNode, args)
 
 
 if __name__ == "__main__":

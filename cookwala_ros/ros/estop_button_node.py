@@ -11,14 +11,13 @@ from __future__ import annotations
 import sys
 import threading
 
-import rclpy
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.clock import Clock, ClockType
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from std_msgs.msg import Bool
 from std_srvs.srv import SetBool
 
+from cookwala_ros.ros.node_main import run_node
 from cookwala_ros.ros import qos
 
 
@@ -62,23 +61,11 @@ class EstopButtonNode(Node):
 
 
 def main(args: list[str] | None = None) -> int:
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = EstopButtonNode()
+    def start_console(node: EstopButtonNode) -> None:
         if node.get_parameter("stdin").value:
             threading.Thread(target=node.read_console, daemon=True).start()
-        rclpy.spin(node)
-    except ValueError as exc:
-        print(f"estop_button: cannot start: {exc}", file=sys.stderr)
-        return 2
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+
+    return run_node("estop_button", EstopButtonNode, args, before_spin=start_console)
 
 
 if __name__ == "__main__":

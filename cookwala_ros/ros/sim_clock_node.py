@@ -14,15 +14,14 @@ import sys
 import threading
 import time
 
-import rclpy
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.clock import Clock, ClockType
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rosgraph_msgs.msg import Clock as ClockMsg
 
+from cookwala_ros.ros.node_main import run_node
 from cookwala_ros.ros import qos
 from cookwala_ros.ros.params import ParameterError, ParamSpec, declare_parameters, reject_invalid
 
@@ -101,23 +100,7 @@ class SimClockNode(Node):
 
 
 def main(args: list[str] | None = None) -> int:
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = SimClockNode()
-        executor = MultiThreadedExecutor()
-        executor.add_node(node)
-        executor.spin()
-    except ParameterError as exc:
-        print(f"{NODE_NAME}: cannot start: {exc}", file=sys.stderr)
-        return 2
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return run_node(NODE_NAME, SimClockNode, args)
 
 
 if __name__ == "__main__":

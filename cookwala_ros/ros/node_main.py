@@ -1,0 +1,55 @@
+"""The one `main()` every cookwala node shares: init, build, spin, clean shutdown.
+
+A node that cannot start (a bad parameter, a bad device file: any ValueError raised while it
+is built) exits with status 2 and one line naming the problem, not a traceback. Ctrl-C and an
+external shutdown end it cleanly with status 0.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Callable
+
+import rclpy
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.node import Node
+
+EXIT_OK = 0
+EXIT_CANNOT_START = 2
+
+
+def run_node(
+    name: str,
+    make_node: Callable[[], Node],
+    args: list[str] | None = None,
+    *,
+    threads: int | None = None,
+    before_spin: Callable[[Node], None] | None = None,
+) -> int:
+    """Build the node with `make_node` and spin it on a MultiThreadedExecutor.
+
+    `before_spin` runs once the node exists (e.g. to start a console reader). A node with a
+    `close()` method has it called before it is destroyed.
+    """
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = make_node()
+        if before_spin is not None:
+            before_spin(node)
+        executor = MultiThreadedExecutor(num_threads=threads)
+        executor.add_node(node)
+        executor.spin()
+    except ValueError as exc:
+        print(f"{name}: cannot start: {exc}", file=sys.stderr)
+        return EXIT_CANNOT_START
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if node is not None:
+            close = getattr(node, "close", None)
+            if callable(close):
+                close()
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return EXIT_OK
