@@ -39,7 +39,13 @@ def run_node(
             before_spin(node)
         executor = MultiThreadedExecutor(num_threads=threads)
         executor.add_node(node)
-        executor.spin()
+        try:
+            executor.spin()
+        except Exception:
+            # Ctrl-C shuts the context down while another thread may be inside a callback;
+            # the RCLError that callback then raises is part of a clean shutdown, not a fault.
+            if rclpy.ok():
+                raise
     except ValueError as exc:
         print(f"{name}: cannot start: {exc}", file=sys.stderr)
         return EXIT_CANNOT_START

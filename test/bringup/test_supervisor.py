@@ -75,7 +75,7 @@ def test_stop_interrupts_children_and_reports_their_codes():
     assert sup.wait_started(0.3, ready=lambda: out.getvalue().count("ready") == 2, timeout_s=10) is None
     started = time.monotonic()
     codes = sup.stop()
-    assert time.monotonic() - started < 2.0
+    assert time.monotonic() - started < 5.0  # the bound `cookwala-ros up` promises
     assert codes == {"a": 0, "b": 0}  # they handled SIGINT (KeyboardInterrupt) and exited
     assert out.getvalue().count("interrupted") == 2
 
