@@ -5,6 +5,13 @@ Topic names come from the device file. Sensor readings become an engine `Observa
 `Commands` become HeaterCommand and JointTrajectory messages (a named pose is one trajectory
 point, timed from the URDF velocity limits at half speed; a halt is the empty trajectory the
 JointTrajectoryController reads as "stop and hold").
+
+The engine's `heater_setup` (what the pot holds now) means nothing to a real hob; with the
+simulated one it becomes the heater sim node's `medium`, `medium_mass_kg` and `lid` parameters,
+set together with one asynchronous SetParametersAtomically call (never waited on in the control tick) when the
+executor's `heater_sim_node` parameter names that node. Until the heater state shows the new
+contents (or HOLD_MAX_S passes, or the call fails) the readings still describe the old ones, so
+the executor holds its control tick meanwhile (`HeaterSimContents.holding()`).
 """
 
 from __future__ import annotations
@@ -14,6 +21,8 @@ import threading
 import time
 
 from builtin_interfaces.msg import Duration
+from rcl_interfaces.srv import SetParametersAtomically
+from rclpy.parameter import Parameter
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -27,6 +36,8 @@ POSE_TOLERANCE_RAD = 0.01
 MOVING_RAD_S = 1e-3
 REACHABLE_S = 60.0  # CORE §6.6: present, or reachable within one minute
 PAN_SENSOR = "cw.sense.pan_surface_temp"
+SIM_MASS_RANGE_KG = (0.01, 50.0)  # heater_sim's medium_mass_kg range
+HOLD_MAX_S = 2.0  # longest wait [s, steady clock] for the sim hob to show new contents
 
 
 class DeviceIO:
@@ -55,6 +66,7 @@ class DeviceIO:
             self.poses = load_robot_files(device).poses
             description = load_arm(device.resolve(arm["robot_description"]))
             self.velocity = dict(zip(description.joint_names, map(float, description.max_velocity)))
+        self.heater_sim = HeaterSimContents(node, values.get("heater_sim_node") or "", group)
         self.trajectory_pub = node.create_publisher(JointTrajectory, arm.get("trajectory_topic", "/arm_controller/joint_trajectory"), qos.command())
         self.heater_pub = node.create_publisher(HeaterCommand, heater.get("command_topic", "/heater/command"), qos.command())
         node.create_subscription(HeaterState, heater.get("state_topic", "/heater/state"), self._on_heater, qos.sensor(), callback_group=group)
@@ -67,6 +79,7 @@ class DeviceIO:
     def _on_heater(self, msg: HeaterState) -> None:
         with self._lock:
             self.heater_state = msg
+        self.heater_sim.observe(msg)
 
     def _on_joints(self, msg: JointState) -> None:
         with self._lock:
@@ -141,6 +154,8 @@ class DeviceIO:
         return None
 
     def apply(self, commands: Commands) -> None:
+        if commands.heater_setup:
+            self.heater_sim.request(commands.heater_setup)
         if commands.heater is not None:
             self._heater(commands.heater)
         if commands.arm_halt:
@@ -172,6 +187,99 @@ class DeviceIO:
         point = JointTrajectoryPoint(positions=[float(target[n]) for n in names],
                                      time_from_start=Duration(sec=int(duration), nanosec=int((duration % 1) * 1e9)))
         self.trajectory_pub.publish(JointTrajectory(joint_names=names, points=[point]))
+
+
+class HeaterSimContents:
+    """Sends the engine's heater set-up to the simulated hob's parameters, asynchronously.
+
+    Without a node name it does nothing (a real heater). The newest set-up wins: one still
+    waiting for the service, or sent while an earlier call is in flight, goes out from `pump()`
+    (called every control tick) once the service is there and the earlier call has answered.
+    `holding()` is true from a set-up until a HeaterState shows it (bounded by HOLD_MAX_S).
+    """
+
+    def __init__(self, node: Node, sim_node: str, group) -> None:
+        self.node = node
+        self.sim_node = sim_node.rstrip("/")
+        self._client = node.create_client(SetParametersAtomically, f"{self.sim_node}/set_parameters_atomically", callback_group=group) \
+            if self.sim_node else None
+        self._lock = threading.Lock()
+        self._pending: dict | None = None
+        self._in_flight = False
+        self._warned_unavailable = False
+        self._awaited: dict | None = None  # the set-up the heater state must show
+        self._awaited_since = 0.0
+        self.applied: list[dict] = []  # set-ups the sim accepted, in order (diagnostics, tests)
+
+    def request(self, setup: dict) -> None:
+        if self._client is None:
+            return
+        setup = dict(setup, mass_kg=min(max(float(setup.get("mass_kg", 1.0)), SIM_MASS_RANGE_KG[0]), SIM_MASS_RANGE_KG[1]))
+        with self._lock:
+            self._pending = setup
+            self._awaited, self._awaited_since = setup, time.monotonic()
+        self.pump()
+
+    def holding(self) -> bool:
+        """Whether the heater readings may still describe the pot's previous contents."""
+        with self._lock:
+            if self._awaited is None:
+                return False
+            if time.monotonic() - self._awaited_since <= HOLD_MAX_S:
+                return True
+            setup, self._awaited = self._awaited, None
+        self.node.get_logger().warning(f"{self.sim_node} did not show the pot set-up {setup} within {HOLD_MAX_S:g} s; "
+                                       "going on with its readings")
+        return False
+
+    def observe(self, state: HeaterState) -> None:
+        """A heater state arrived: stop holding once it shows the awaited contents."""
+        with self._lock:
+            setup = self._awaited
+            if setup is None or state.medium != setup["medium"]:
+                return
+            if setup["medium"] != "pan_surface" and abs(state.medium_mass_kg - setup["mass_kg"]) > 1e-3 * max(1.0, setup["mass_kg"]):
+                return
+            self._awaited = None
+
+    def pump(self) -> None:
+        """Send the pending set-up if the service is up and no call is in flight; never blocks."""
+        if self._client is None:
+            return
+        with self._lock:
+            if self._pending is None or self._in_flight:
+                return
+            if not self._client.service_is_ready():
+                if not self._warned_unavailable:
+                    self.node.get_logger().warning(f"{self._client.srv_name} is not available yet; "
+                                                   "the pot set-up waits for it")
+                    self._warned_unavailable = True
+                return
+            setup, self._pending, self._in_flight = self._pending, None, True
+        request = SetParametersAtomically.Request()
+        request.parameters = [Parameter("medium", value=str(setup["medium"])).to_parameter_msg(),
+                              Parameter("medium_mass_kg", value=setup["mass_kg"]).to_parameter_msg(),
+                              Parameter("lid", value=bool(setup.get("lid"))).to_parameter_msg()]
+        future = self._client.call_async(request)
+        future.add_done_callback(lambda done: self._on_response(done, setup))
+
+    def _on_response(self, future, setup: dict) -> None:
+        with self._lock:
+            self._in_flight = False
+        try:
+            result = future.result().result
+            problem = None if result.successful else f"refused by {self.sim_node}: {result.reason}"
+        except Exception as exc:  # noqa: BLE001 - a failed call is logged, cooking goes on (sensors tell the truth)
+            problem = f"not applied to {self.sim_node}: {exc}"
+        if problem:
+            with self._lock:
+                if self._awaited is setup:
+                    self._awaited = None  # it will not show: stop holding
+            self.node.get_logger().error(f"pot set-up {setup} {problem}")
+        else:
+            self.applied.append(setup)
+            self.node.get_logger().info(f"pot set-up applied to {self.sim_node}: {setup}")
+        self.pump()  # a newer set-up may have arrived meanwhile
 
 
 def limits_msgs(pack: dict) -> list[SafetyLimit]:

@@ -9,6 +9,12 @@ keeps up with /clock at any real-time factor.
 
 Faults for safety tests, settable while running: `fault.medium_sensor` and `fault.pan_sensor`
 (none | disconnected | stuck), `fault.relay_welded`.
+
+The pot's contents are settable while running too: `medium`, `medium_mass_kg` and `lid` (the
+executor sets them from the engine's heater set-up when an ingredient goes in). One
+SetParametersAtomically call is applied at once, as one change: the pan keeps its temperature,
+the medium keeps its temperature only if it is the same medium (see ThermalModel.refilled); the
+command in force stays.
 """
 
 from __future__ import annotations
@@ -37,11 +43,13 @@ STATE_TOPIC = "heater/state"
 MEDIUM_TEMPERATURE_TOPIC = "heater/medium_temperature"
 PAN_TEMPERATURE_TOPIC = "heater/pan_temperature"
 SENSOR_FAULTS = tuple(f.value for f in SensorFault)
+CONTENTS = ("medium", "medium_mass_kg", "lid")
 
 PARAMETERS = (
-    ParamSpec("medium", "water", "What is in the pan (pan_surface = an empty pan).", choices=tuple(MEDIA)),
+    ParamSpec("medium", "water", "What is in the pan (pan_surface = an empty pan).", choices=tuple(MEDIA),
+              read_only=False),
     ParamSpec("medium_mass_kg", 1.0, "Mass of the medium [kg] (1 L of water = 1.0, of oil = 0.92).",
-              minimum=0.0, maximum=50.0, exclusive_minimum=True),
+              minimum=0.0, maximum=50.0, exclusive_minimum=True, read_only=False),
     ParamSpec("initial_temp_c", 20.0, "Starting temperature of pan and medium [degC].", minimum=-50.0, maximum=400.0),
     ParamSpec("ambient_temp_c", 20.0, "Kitchen temperature [degC].", minimum=-30.0, maximum=60.0),
     ParamSpec("altitude_m", 0.0, "Kitchen altitude [m]; water boils 1 degC lower per 300 m.",
@@ -54,7 +62,7 @@ PARAMETERS = (
               exclusive_minimum=True),
     ParamSpec("pan_mass_kg", 1.0, "Mass of the pan [kg].", minimum=0.0, maximum=20.0, exclusive_minimum=True),
     ParamSpec("losses", True, "Heat losses to the kitchen (off for closed-form checks)."),
-    ParamSpec("lid", False, "A lid on the pan (cuts losses from the medium's surface)."),
+    ParamSpec("lid", False, "A lid on the pan (cuts losses from the medium's surface).", read_only=False),
     ParamSpec("oil_smoke_point_c", 230.0, "Smoke point of the oil [degC].", minimum=100.0, maximum=300.0),
     ParamSpec("overtemp_cutoff_c", 300.0, "The hob's own cut-out on pan temperature [degC]; 0 disables it.",
               minimum=0.0, maximum=600.0),
@@ -127,6 +135,11 @@ class HeaterSimNode(Node):
         self.heater.set_relay_welded(values["fault.relay_welded"])
 
     def _on_parameters_set(self, parameters: list[Parameter]) -> None:
+        if any(p.name in CONTENTS for p in parameters):
+            with self._lock:
+                self._advance()  # the old contents up to now, the new ones from now on
+                self._apply_contents()
+                self._publish()
         if not any(p.name.startswith("fault.") for p in parameters):
             return
         values = {spec.name: self.get_parameter(spec.name).value for spec in PARAMETERS if spec.name.startswith("fault.")}
@@ -183,6 +196,20 @@ class HeaterSimNode(Node):
                 self.get_logger().error(f"rejected heater command from {msg.source or 'unknown'}: {exc}")
                 return
             self._publish()
+
+    def _apply_contents(self) -> None:
+        """Put the contents the parameters name in the pan (call with the lock held, after _advance)."""
+        medium, mass, lid = (self.get_parameter(name).value for name in CONTENTS)
+        before = self.heater.thermal
+        try:
+            self.heater.set_contents(medium, float(mass), bool(lid))
+        except ValueError as exc:  # the parameter checks should have refused it already
+            self.get_logger().error(f"pot contents not changed: {exc}")
+            return
+        self.get_logger().info(
+            f"pot now holds {medium} {self.heater.thermal.medium_mass_kg:g} kg{' with a lid' if lid else ''} "
+            f"(was {before.config.medium} {before.medium_mass_kg:g} kg); pan {self.heater.thermal.pan_c:.1f} degC, "
+            f"medium {self.heater.thermal.medium_c:.1f} degC")
 
     def _on_tick(self) -> None:
         with self._lock:

@@ -104,6 +104,11 @@ class SimHeater:
         self.thermal.set_sensor_fault(sensor, fault)
         self._refresh()
 
+    def set_contents(self, medium: str, medium_mass_kg: float, lid: bool) -> None:
+        """Put other contents in the pan (see ThermalModel.refilled); the command in force stays."""
+        self.thermal = self.thermal.refilled(medium, medium_mass_kg, lid)
+        self._refresh()
+
     # ------------------------------------------------------------------ control
 
     def _wanted_power(self) -> float:

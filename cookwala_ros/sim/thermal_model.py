@@ -185,6 +185,27 @@ class ThermalModel:
             self._stuck_values[sensor] = self._true(sensor)
         self._sensor_faults[sensor] = SensorFault(fault)
 
+    def refilled(self, medium: str, medium_mass_kg: float, lid: bool) -> "ThermalModel":
+        """The same pan with new contents (an ingredient added, the pot changed, a lid put on).
+
+        The pan keeps its temperature; the medium keeps its temperature only when it is the same
+        medium (more water in the pot), otherwise the new contents start at the kitchen's
+        temperature. Sensor faults, the clock and the delivered power carry over.
+        """
+        config = dataclasses.replace(self.config, medium=medium, medium_mass_kg=medium_mass_kg, lid=bool(lid),
+                                     initial_temp_c=None)
+        model = ThermalModel(config)  # ValueError names the bad field
+        model.time = self.time
+        model.pan_c = self.pan_c
+        if medium == self.config.medium:
+            model.medium_c = min(self.medium_c, model.boiling_point_c) if model.medium.boils else self.medium_c
+        if model.dry:
+            model.medium_c = model.pan_c  # the medium probe touches the empty pan
+        model.power_w = self.power_w
+        model._sensor_faults = dict(self._sensor_faults)
+        model._stuck_values = dict(self._stuck_values)
+        return model
+
     # ------------------------------------------------------------------ outputs
 
     @property

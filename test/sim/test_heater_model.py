@@ -81,3 +81,33 @@ def test_bad_commands_name_the_field(args, field):
     heater = make()
     with pytest.raises(ValueError, match=field):
         heater.command(*args)
+
+
+def test_new_contents_keep_the_pan_temperature_and_the_medium_only_if_unchanged():
+    heater = make("pan_surface", initial_temp_c=20.0)
+    heater.command(HeaterMode.POWER, power_w=1500.0)
+    heater.step(60.0)
+    hot_pan = heater.thermal.pan_c
+    assert hot_pan > 100.0
+    heater.set_contents("oil", 0.2, lid=False)  # oil into the hot pan: the oil starts at room temperature
+    thermal = heater.thermal
+    assert thermal.config.medium == "oil" and thermal.medium_mass_kg == 0.2
+    assert thermal.pan_c == hot_pan and thermal.medium_c == pytest.approx(20.0)
+    assert heater.mode is HeaterMode.POWER and heater.power_w == 1500.0  # the command in force stays
+    heater.step(30.0)
+    warm_oil = heater.thermal.medium_c
+    heater.set_contents("oil", 0.4, lid=True)  # more of the same: the oil keeps its temperature
+    assert heater.thermal.medium_c == warm_oil and heater.thermal.medium_mass_kg == 0.4 and heater.thermal.config.lid
+    assert heater.time == pytest.approx(90.0)
+
+
+def test_new_contents_carry_sensor_faults_and_bad_contents_name_the_field():
+    heater = make("water")
+    heater.set_sensor_fault("medium", SensorFault.DISCONNECTED)
+    heater.set_contents("water", 2.0, lid=False)
+    assert math.isnan(heater.thermal.readings().medium_temp_c)
+    with pytest.raises(ValueError, match="medium_mass_kg"):
+        heater.set_contents("water", -1.0, lid=False)
+    with pytest.raises(ValueError, match="medium"):
+        heater.set_contents("soup", 1.0, lid=False)
+    assert heater.thermal.medium_mass_kg == 2.0  # a refused change leaves the pot as it was

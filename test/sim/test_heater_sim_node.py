@@ -104,3 +104,23 @@ def test_integer_override_is_accepted_for_a_float_parameter():
     with RosHarness() as ros:
         node = ros.add(HeaterSimNode(context=ros.context, parameter_overrides=[Parameter("medium_mass_kg", value=2)]))
         assert node.heater.thermal.medium_mass_kg == 2.0
+
+
+def test_pot_contents_change_at_run_time_and_bad_values_are_refused(hob):
+    ros, node, commands, states, medium, pan = hob
+    send(ros, commands, states, command(HeaterCommand.MODE_POWER, 1000.0), lambda s: s.power_w == 1000.0)
+    node.heater.thermal.pan_c = 150.0  # a hot pan, as after a warm-up
+    before = len(states)
+    # as the executor sends it: SetParametersAtomically, one change of contents
+    assert node.set_parameters_atomically([Parameter("medium", value="oil"), Parameter("medium_mass_kg", value=0.3),
+                                           Parameter("lid", value=True)]).successful
+    assert ros.wait_for(lambda: any(s.medium == "oil" for s in states[before:]), timeout=2.0)
+    state = next(s for s in states[before:] if s.medium == "oil")
+    assert state.medium_mass_kg == pytest.approx(0.3) and state.power_w == 1000.0
+    assert state.pan_surface_temp_c > 140.0 and state.medium_temp_c < 30.0  # hot pan, fresh oil
+    assert node.heater.thermal.config.lid
+    for name, value in (("medium", "soup"), ("medium_mass_kg", 0.0), ("medium_mass_kg", 60.0)):
+        (result,) = node.set_parameters([Parameter(name, value=value)])
+        assert not result.successful and name in result.reason, (name, value, result.reason)
+    assert not node.set_parameters([Parameter("medium_mass_kg", value="heavy")])[0].successful  # rclpy's type check
+    assert node.heater.thermal.config.medium == "oil" and node.heater.thermal.medium_mass_kg == pytest.approx(0.3)
