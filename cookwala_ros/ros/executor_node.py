@@ -30,17 +30,17 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.clock import Clock, ClockType
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 
 from cookwala_msgs.action import ExecuteNode, ExecuteRecipe
 from cookwala_msgs.msg import Event, ExecutionStatus, Heartbeat
 from cookwala_msgs.srv import GetCapabilities, GetExecution, GetLog, GetSafetyLimits, Resume, Stop
 from cookwala_ros.core import lifecycle
-from cookwala_ros.device import DeviceConfigError, load_device_config
+from cookwala_ros.device import load_device_config
 from cookwala_ros.executor.config import ExecutorConfig
 from cookwala_ros.executor.service import ExecutorService, ServiceError
 from cookwala_ros.ros import convert, qos
+from cookwala_ros.ros.node_main import run_node
 from cookwala_ros.ros.executor_io import DeviceIO, limits_msgs
 from cookwala_ros.ros.params import ParameterError, ParamSpec, comma_list, declare_parameters
 
@@ -450,24 +450,8 @@ def _header(node: Node):
 
 
 def main(args: list[str] | None = None) -> int:
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = ExecutorNode()
-        executor = MultiThreadedExecutor(num_threads=6)
-        executor.add_node(node)
-        executor.spin()
-    except (ParameterError, DeviceConfigError) as exc:
-        print(f"{NODE_NAME}: cannot start: {exc}", file=sys.stderr)
-        return 2
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        if node is not None:
-            node.close()
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    # ParameterError and DeviceConfigError are ValueErrors: run_node reports them by name.
+    return run_node(NODE_NAME, ExecutorNode, args, threads=6)
 
 
 if __name__ == "__main__":

@@ -23,15 +23,14 @@ import math
 import sys
 import threading
 
-import rclpy
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import Temperature
 
 from cookwala_msgs.msg import HeaterCommand, HeaterState
 from cookwala_ros.ros import qos
+from cookwala_ros.ros.node_main import run_node
 from cookwala_ros.ros.params import ParameterError, ParamSpec, declare_parameters, reject_invalid
 from cookwala_ros.sim.heater import SimHeater
 from cookwala_ros.sim.sim_time import SimTime
@@ -218,23 +217,7 @@ class HeaterSimNode(Node):
 
 
 def main(args: list[str] | None = None) -> int:
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = HeaterSimNode()
-        executor = MultiThreadedExecutor()
-        executor.add_node(node)
-        executor.spin()
-    except ParameterError as exc:
-        print(f"{NODE_NAME}: cannot start: {exc}", file=sys.stderr)
-        return 2
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return run_node(NODE_NAME, HeaterSimNode, args)
 
 
 if __name__ == "__main__":
