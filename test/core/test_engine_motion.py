@@ -63,6 +63,21 @@ def test_an_arm_that_never_arrives_asks_for_a_person():
     assert any(k == "incident" and d["type"] == "cw.incident.robot_stuck" for k, d in run.drain_changes())
 
 
+def test_a_home_command_lost_before_discovery_is_sent_again():
+    recipe = rice_pot()
+    plan = __import__("test_engine_kitchen").plan_for(recipe)
+    run = RecipeRun(recipe, plan, RunConfig(poses=("home", "dispense", "above_hob", "pour")))
+    sent, t = [], 0.0
+    while t < 7.0:  # the arm stands away from home: the first command never reached it
+        sent += [t] if run.tick(Observation(now_s=t, arm_pose=None, medium_temp_c=20, pan_temp_c=20)).arm_pose else []
+        t += 0.1
+    assert run.state == "preparing"
+    assert len(sent) == 4 and sent[0] == 0.0  # at start, then every 2 s
+    moving = [run.tick(Observation(now_s=7.0 + i * 0.1, arm_pose=None, arm_moving=True, medium_temp_c=20,
+                                   pan_temp_c=20)).arm_pose for i in range(40)]
+    assert not any(moving)  # on its way: left alone
+
+
 def test_routes_skip_poses_the_arm_does_not_have():
     node = {"id": "x", "op": "cw.op.dispense"}
     assert motion.route(node, ["home", "dispense", "above_hob", "pour", "stir", "serve"]) == [
