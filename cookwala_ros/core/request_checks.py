@@ -40,6 +40,7 @@ class RequestContext:
     allergen_blocks: list = field(default_factory=list)
     inventory_allergens: list = field(default_factory=list)
     busy: bool = False
+    safety_hold: str | None = None  # why the device's safety monitor holds it stopped, if it does
     food_classes: list = field(default_factory=list)
     now: Any = None
 
@@ -55,7 +56,7 @@ class RequestContext:
             "signatureOk": "signature_ok", "authorized": "authorized",
             "requestedByAgent": "requested_by_agent", "mandate": "mandate", "mandateOk": "mandate_ok",
             "recalls": "recalls", "allergenBlocks": "allergen_blocks",
-            "inventoryAllergens": "inventory_allergens", "busy": "busy",
+            "inventoryAllergens": "inventory_allergens", "busy": "busy", "safetyHold": "safety_hold",
             "foodClasses": "food_classes", "now": "now",
         }
         unknown = [k for k in data if k not in names and not k.startswith("x-")]
@@ -148,7 +149,12 @@ def check_allergens(recipe: dict, ctx: RequestContext) -> Refusal | None:
 
 
 def check_busy(recipe: dict, ctx: RequestContext) -> Refusal | None:
-    return ("busy", "the device is running another execution") if ctx.busy else None
+    """Busy cooking, or held stopped by its safety monitor until somebody resets it locally."""
+    if ctx.busy:
+        return "busy", "the device is running another execution"
+    if ctx.safety_hold:
+        return "busy", ctx.safety_hold
+    return None
 
 
 # In refusal order; the first that fails names the reason.

@@ -31,8 +31,16 @@ class DevicePorts(Protocol):
     def demoted_sensors(self) -> Iterable[str]:
         """Sensors declared in the capabilities that are not usable now (disabled, faulty)."""
 
-    def halt(self) -> None:
-        """Cut heat and halt motion now (the stop path; the safety monitor never relies on it)."""
+    def safety_hold(self) -> str | None:
+        """Why the safety monitor holds the device stopped (not armed), or None when it may cook."""
+
+    def halt(self, stop_reason: str | None = None) -> None:
+        """Cut heat and halt motion now (the safety monitor never relies on it).
+
+        `stop_reason` is set for a stop somebody asked for (HTTP, ROS service, goal cancel): the
+        device's safety monitor is asked to latch that stop as well, so it verifies standstill
+        and heat off and keeps the kitchen halted until a local reset.
+        """
 
 
 @dataclass
@@ -42,6 +50,8 @@ class StaticPorts:
     present: bool = True
     demoted: set = field(default_factory=set)
     halts: int = 0
+    stop_reasons: list = field(default_factory=list)
+    hold: str | None = None
 
     def human_present(self) -> bool:
         return self.present
@@ -49,8 +59,13 @@ class StaticPorts:
     def demoted_sensors(self) -> Iterable[str]:
         return set(self.demoted)
 
-    def halt(self) -> None:
+    def safety_hold(self) -> str | None:
+        return self.hold
+
+    def halt(self, stop_reason: str | None = None) -> None:
         self.halts += 1
+        if stop_reason is not None:
+            self.stop_reasons.append(stop_reason)
 
 
 @dataclass

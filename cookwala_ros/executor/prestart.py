@@ -50,7 +50,7 @@ def _recipe_signature(recipe: LibraryRecipe | None, config: ExecutorConfig) -> t
 
 def check_request(request: dict, *, config: ExecutorConfig, library: RecipeLibrary, recalls: list[dict],
                   busy: bool, human_present: bool, demoted_sensors: Iterable[str], now_s: float,
-                  authorized: bool = True) -> PrestartResult:
+                  authorized: bool = True, safety_hold: str | None = None) -> PrestartResult:
     """Decide whether `request` (already schema-valid) may start on this device now."""
     recipe = library.find(request["recipe"], request.get("recipeHash"))
     signature_ok, signature_detail = _recipe_signature(recipe, config)
@@ -76,6 +76,7 @@ def check_request(request: dict, *, config: ExecutorConfig, library: RecipeLibra
         recalls=list(recalls),
         allergen_blocks=list(request.get("allergenBlocks") or []),
         busy=busy,
+        safety_hold=safety_hold,
         now=now,
     )
     result = precheck(recipe.document if recipe else None, config.capabilities, limits=config.limits,

@@ -207,7 +207,8 @@ class ExecutorService:
                 result = check_request(
                     request, config=self.config, library=self.library, recalls=self.store.recalls(),
                     busy=bool(self._active), human_present=bool(self.ports.human_present()),
-                    demoted_sensors=set(self.ports.demoted_sensors()), now_s=now, authorized=authorized)
+                    demoted_sensors=set(self.ports.demoted_sensors()), now_s=now, authorized=authorized,
+                    safety_hold=self.ports.safety_hold())
                 refusal, plan, recipe = result.refusal(), result.plan, result.recipe
             return self._create(execution_id, request_id, request, refusal, plan,
                                 recipe.document if recipe else None, key, body_hash, now)
@@ -340,13 +341,12 @@ class ExecutorService:
                 return status
             active = self._active.get(execution_id)
             if active is not None and not lifecycle.is_final(status["state"]):
+                self.ports.halt(reason)  # the kitchen stops first; recording it comes after
                 active.run.stop(reason)
                 self._absorb(active, self.clock())
                 status = dict(active.status) if execution_id in self._active else self.get_status(execution_id)
             if idempotency_key is not None:
                 self.store.remember_key(f"stop:{execution_id}", idempotency_key, "", execution_id, self.clock())
-        if active is not None:
-            self.ports.halt()
         return status
 
     def resume(self, execution_id: str, if_match_seq: int | None, idempotency_key: str | None = None) -> dict:

@@ -1,6 +1,12 @@
 """The executor's device side over ROS: what it reads (heater, joints, presence, safety status)
 and what it commands (heater, arm trajectories). Implements the service's DevicePorts.
 
+A stop somebody asked for (HTTP, the ROS stop service, a goal cancel) is published here at once
+and also handed to the safety monitor's Stop service (`safety_stop_service` in the device file),
+so the monitor latches it, verifies standstill and heat off and keeps the kitchen halted until a
+local reset. The call is asynchronous and never waited on; the monitor's own inputs do not
+depend on it.
+
 Topic names come from the device file. Sensor readings become an engine `Observation`; engine
 `Commands` become HeaterCommand and JointTrajectory messages (a named pose is one trajectory
 point, timed from the URDF velocity limits at half speed; a halt is the empty trajectory the
@@ -28,6 +34,7 @@ from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from cookwala_msgs.msg import HeaterCommand, HeaterState, Presence, SafetyLimit, SafetyStatus
+from cookwala_msgs.srv import Stop
 from cookwala_ros.core.run_types import Commands, Observation
 from cookwala_ros.ros import qos
 from cookwala_ros.ros.convert import MEDIUM_SENSORS
@@ -73,6 +80,8 @@ class DeviceIO:
         node.create_subscription(JointState, arm.get("joint_states_topic", "/joint_states"), self._on_joints, qos.sensor(), callback_group=group)
         node.create_subscription(Presence, section.get("presence_topic") or "/cookwala/presence", self._on_presence, qos.sensor(), callback_group=group)
         node.create_subscription(SafetyStatus, section.get("safety_status_topic") or "/cookwala/safety/status", self._on_safety, qos.latched(), callback_group=group)
+        stop_service = section.get("safety_stop_service", "/safety_monitor/stop")
+        self.safety_stop = node.create_client(Stop, stop_service, callback_group=group) if stop_service else None
 
     # ------------------------------------------------------------------ inputs
 
@@ -114,15 +123,31 @@ class DeviceIO:
                 out.add(PAN_SENSOR)
         return out
 
-    def halt(self) -> None:
+    def halt(self, stop_reason: str | None = None) -> None:
         try:
             self.apply(Commands(heater=("off",), arm_halt=True))
         except Exception as exc:  # noqa: BLE001 - at shutdown the context may be gone; the monitor still cuts heat
             self.node.get_logger().warning(f"halt not published: {exc}")
+        if stop_reason is None or self.safety_stop is None:
+            return
+        if not self.safety_stop.service_is_ready():
+            self.node.get_logger().warning(f"no safety monitor on {self.safety_stop.srv_name}: the stop is "
+                                           "published by the executor alone")
+            return
+        self.safety_stop.call_async(Stop.Request(requested_by="executor", reason=stop_reason[:300]))
 
     def safety_armed(self) -> bool:
         with self._lock:
             return self.safety is None or self.safety.state == SafetyStatus.STATE_ARMED
+
+    def safety_hold(self) -> str | None:
+        with self._lock:
+            status = self.safety
+        if status is None or status.state == SafetyStatus.STATE_ARMED:
+            return None  # no safety monitor on this device, or it is armed
+        why = f" after {status.last_trigger}" if status.last_trigger else ""
+        return (f"the safety monitor is {status.state_label or 'not armed'}{why}; "
+                "it re-arms only by a local reset (ResetSafety)")
 
     # ------------------------------------------------------------------ observation / commands
 

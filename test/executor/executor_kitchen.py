@@ -104,6 +104,7 @@ class KitchenPorts:
 
     def __init__(self, kitchen: Kitchen):
         self.kitchen = kitchen
+        self.stop_reasons: list[str] = []  # explicit stops, which the ROS port hands to the safety monitor
 
     def human_present(self) -> bool:
         return self.kitchen.present
@@ -111,8 +112,13 @@ class KitchenPorts:
     def demoted_sensors(self):
         return {s for s, ok in self.kitchen.sensors_ok.items() if not ok}
 
-    def halt(self) -> None:
+    def safety_hold(self) -> str | None:
+        return None if self.kitchen.armed else "the safety monitor is stopped; it re-arms only by a local reset"
+
+    def halt(self, stop_reason: str | None = None) -> None:
         self.kitchen.halt()
+        if stop_reason is not None:
+            self.stop_reasons.append(stop_reason)
 
 
 def drive(svc, kitchen: Kitchen, until, dt: float = 0.2, max_s: float = 4 * 3600.0, on_tick=None) -> bool:

@@ -145,6 +145,18 @@ def test_busy_while_another_execution_runs(service, install, kitchen):
     refused(svc.start_execution(request_for(recipe))[0], "busy")
 
 
+def test_busy_while_the_safety_monitor_holds_the_device_stopped(service, install, kitchen):
+    recipe = boil_recipe()
+    install(recipe)
+    svc = service()
+    kitchen.armed = False  # e.g. the estop is held, or a stop has not been reset locally yet
+    status = svc.start_execution(request_for(recipe))[0]
+    refused(status, "busy")
+    assert "safety monitor" in status["refusal"]["detail"]
+    kitchen.armed = True
+    assert svc.start_execution(request_for(recipe))[0]["state"] == "accepted"
+
+
 def test_per_node_refusals(service, install, kitchen):
     svc_limits = merge_packs(default_pack(), {"id": "tight", "version": "1.0.0", "limits": [
         {"id": "water.cool", "kind": "max_temp", "action": "cut_heat", "appliesTo": {"medium": "water"},

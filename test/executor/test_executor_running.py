@@ -62,6 +62,7 @@ def test_stop_cuts_heat_and_ends_stopped(service, install, kitchen):
                               "requestedBy": "human:tester", "reason": "test"})
     assert stopping["state"] == "stopping"
     assert kitchen.heater.power_w == 0  # the ports' halt cut heat at once
+    assert svc.ports.stop_reasons == ["stop requested by human:tester: test"]  # for the safety monitor to latch
     assert drive(svc, kitchen, lambda: state_of(svc, eid) == "stopped", max_s=30)
     final = svc.get_status(eid)
     assert "human:tester" in final["x-cookwala-ros-reason"]["detail"]
