@@ -92,7 +92,7 @@ _SECTIONS: dict[str, dict[str, tuple[Any, bool]]] = {
         "safety_limits": (list, False),
         "presence_topic": (str, False),
         "safety_status_topic": (str, False),
-        "safety_stop_service": (str, False),
+        "safety_monitor_node": (str, False),
         "http_bind": (str, False),
         "http_port": (int, False),
         "token_file": (str, False),

@@ -34,6 +34,10 @@ class DevicePorts(Protocol):
     def safety_hold(self) -> str | None:
         """Why the safety monitor holds the device stopped (not armed), or None when it may cook."""
 
+    def safety_limits(self) -> dict | None:
+        """The safety monitor's effective SafetyLimits pack (tightenings included), or None when
+        there is no monitor to ask; the service merges it with its own, stricter wins."""
+
     def halt(self, stop_reason: str | None = None) -> None:
         """Cut heat and halt motion now (the safety monitor never relies on it).
 
@@ -52,6 +56,7 @@ class StaticPorts:
     halts: int = 0
     stop_reasons: list = field(default_factory=list)
     hold: str | None = None
+    limits: dict | None = None  # what the device's safety monitor enforces, if any
 
     def human_present(self) -> bool:
         return self.present
@@ -61,6 +66,9 @@ class StaticPorts:
 
     def safety_hold(self) -> str | None:
         return self.hold
+
+    def safety_limits(self) -> dict | None:
+        return self.limits
 
     def halt(self, stop_reason: str | None = None) -> None:
         self.halts += 1

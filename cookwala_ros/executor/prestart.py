@@ -50,8 +50,12 @@ def _recipe_signature(recipe: LibraryRecipe | None, config: ExecutorConfig) -> t
 
 def check_request(request: dict, *, config: ExecutorConfig, library: RecipeLibrary, recalls: list[dict],
                   busy: bool, human_present: bool, demoted_sensors: Iterable[str], now_s: float,
-                  authorized: bool = True, safety_hold: str | None = None) -> PrestartResult:
-    """Decide whether `request` (already schema-valid) may start on this device now."""
+                  authorized: bool = True, safety_hold: str | None = None,
+                  limits: dict | None = None) -> PrestartResult:
+    """Decide whether `request` (already schema-valid) may start on this device now.
+
+    `limits` is the effective SafetyLimits pack (default: the configured one).
+    """
     recipe = library.find(request["recipe"], request.get("recipeHash"))
     signature_ok, signature_detail = _recipe_signature(recipe, config)
     mandate = mandate_mod.check_mandate(request, config.trusted_keys)
@@ -79,7 +83,7 @@ def check_request(request: dict, *, config: ExecutorConfig, library: RecipeLibra
         safety_hold=safety_hold,
         now=now,
     )
-    result = precheck(recipe.document if recipe else None, config.capabilities, limits=config.limits,
+    result = precheck(recipe.document if recipe else None, config.capabilities, limits=limits if limits is not None else config.limits,
                       human_present=human_present, altitude_m=config.altitude_m, now=now, request=ctx,
                       demoted_sensors=demoted_sensors)
     detail = result.detail

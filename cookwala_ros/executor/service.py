@@ -22,7 +22,7 @@ from typing import Any
 
 from cookwala_ros.core import lifecycle, versions
 from cookwala_ros.core.canonical import CanonicalError
-from cookwala_ros.core.limits import default_pack
+from cookwala_ros.core.limits import default_pack, merge_packs
 from cookwala_ros.core.request_checks import RequestContext, check_recalls
 from cookwala_ros.core.trust import document_hash
 from cookwala_ros.executor import events as ev
@@ -186,6 +186,7 @@ class ExecutorService:
             body_hash = document_hash(request, exclude=())
         except CanonicalError as exc:
             raise ServiceError("invalid_request", f"the request cannot be canonicalised: {exc}", "") from None
+        limits = self.safety_limits()  # may ask the safety monitor: before taking the lock
         with self._lock:
             self._check_open()
             if key is not None:
@@ -205,18 +206,21 @@ class ExecutorService:
                     for problem in self.library.problems:
                         LOG.warning("recipe library: %s", problem)
                 result = check_request(
-                    request, config=self.config, library=self.library, recalls=self.store.recalls(),
+                    request, config=self.config, limits=limits, library=self.library, recalls=self.store.recalls(),
                     busy=bool(self._active), human_present=bool(self.ports.human_present()),
                     demoted_sensors=set(self.ports.demoted_sensors()), now_s=now, authorized=authorized,
                     safety_hold=self.ports.safety_hold())
                 refusal, plan, recipe = result.refusal(), result.plan, result.recipe
             return self._create(execution_id, request_id, request, refusal, plan,
-                                recipe.document if recipe else None, key, body_hash, now)
+                                recipe.document if recipe else None, key, body_hash, now, limits=limits)
 
     def _create(self, execution_id: str, request_id: str, request: dict, refusal: dict | None, plan: list,
                 recipe: dict | None, key: str | None, body_hash: str, now: float,
-                scope: str = "start") -> tuple[dict, bool]:
-        """Store a new execution (accepted or refused) with its event and key, then start cooking."""
+                scope: str = "start", limits: dict | None = None) -> tuple[dict, bool]:
+        """Store a new execution (accepted or refused) with its event and key, then start cooking.
+
+        `limits` is the effective SafetyLimits pack the run enforces (default: the configured one).
+        """
         state = "refused" if refusal else "accepted"
         status = new_status(execution_id, request_id, state, 1, now, refusal)
         ref, rhash = str(request.get("recipe", "")), str(request.get("recipeHash", ""))
@@ -224,7 +228,8 @@ class ExecutorService:
                                    recipe=ref or None, recipe_hash=rhash or None)
         incidents = self._untrusted_incidents(request, recipe, execution_id, now)
         log = minimal_log(execution_id, request, self.config.device_info, now, "refused", now) if refusal else None
-        run = None if refusal else self.run_factory(recipe, plan, self.config, now, execution_id, request)
+        config = dataclasses.replace(self.config, limits=limits) if limits is not None else self.config
+        run = None if refusal else self.run_factory(recipe, plan, config, now, execution_id, request)
         with self.store.transaction():
             self.store.insert_execution(status, request, ref, rhash, bool(refusal), now)
             if log:
@@ -253,6 +258,7 @@ class ExecutorService:
         recipe = single_node.recipe_for(node)
         request = single_node.request_for(recipe, idempotency_key)
         body_hash = document_hash(request, exclude=("id",))
+        limits = self.safety_limits()  # may ask the safety monitor: before taking the lock
         with self._lock:
             self._check_open()
             scope = "node"
@@ -266,7 +272,8 @@ class ExecutorService:
             try:
                 result = single_node.precheck_node(recipe, self.config, busy=bool(self._active),
                                                    human_present=bool(self.ports.human_present()),
-                                                   demoted=set(self.ports.demoted_sensors()), now_s=now)
+                                                   demoted=set(self.ports.demoted_sensors()), now_s=now,
+                                                   limits=limits, safety_hold=self.ports.safety_hold())
             except ValueError as exc:
                 raise ServiceError("invalid_request", str(exc), "/node_json") from None
             refusal = None
@@ -276,7 +283,7 @@ class ExecutorService:
                     refusal["node"] = result.node
             execution_id = f"exec-{uuid.uuid4().hex[:20]}"
             return self._create(execution_id, request["id"], request, refusal, list(result.plan), recipe,
-                                idempotency_key, body_hash, now, scope)
+                                idempotency_key, body_hash, now, scope, limits=limits)
 
     def _untrusted_incidents(self, request: dict, recipe: dict | None, execution_id: str, now: float) -> list[dict]:
         found = untrusted.findings(request, "request") + (untrusted.findings(recipe, "recipe") if recipe else [])
@@ -315,7 +322,11 @@ class ExecutorService:
             return next(iter(self._active), None)
 
     def safety_limits(self) -> dict:
-        return self.config.limits or default_pack()
+        """The effective pack: ours merged with what the device's safety monitor enforces now
+        (limits tightened there since start-up included), for each scope the stricter."""
+        own = self.config.limits or default_pack()
+        monitor = self.ports.safety_limits()
+        return merge_packs(own, monitor) if monitor else own
 
     def capabilities(self) -> dict:
         return self.config.capabilities

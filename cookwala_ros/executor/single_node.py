@@ -42,8 +42,10 @@ def request_for(recipe: dict, key: str | None) -> dict:
     return request
 
 
-def precheck_node(recipe: dict, config, *, busy: bool, human_present: bool, demoted: set, now_s: float) -> PrecheckResult:
+def precheck_node(recipe: dict, config, *, busy: bool, human_present: bool, demoted: set, now_s: float,
+                  limits: dict | None = None, safety_hold: str | None = None) -> PrecheckResult:
     now = rfc3339(now_s)
-    ctx = RequestContext(busy=busy, now=now)
-    return precheck(recipe, config.capabilities, limits=config.limits, human_present=human_present,
+    ctx = RequestContext(busy=busy, safety_hold=safety_hold, now=now)
+    return precheck(recipe, config.capabilities, limits=limits if limits is not None else config.limits,
+                    human_present=human_present,
                     altitude_m=config.altitude_m, now=now, request=ctx, demoted_sensors=demoted)

@@ -2,10 +2,11 @@
 and what it commands (heater, arm trajectories). Implements the service's DevicePorts.
 
 A stop somebody asked for (HTTP, the ROS stop service, a goal cancel) is published here at once
-and also handed to the safety monitor's Stop service (`safety_stop_service` in the device file),
-so the monitor latches it, verifies standstill and heat off and keeps the kitchen halted until a
-local reset. The call is asynchronous and never waited on; the monitor's own inputs do not
-depend on it.
+and also handed to the Stop service of the safety monitor (`safety_monitor_node` in the device
+file), so the monitor latches it, verifies standstill and heat off and keeps the kitchen halted
+until a local reset. The call is asynchronous and never waited on; the monitor's own inputs do
+not depend on it. The monitor's effective limits (tightened there since start-up) are asked for
+with GetSafetyLimits when an execution starts or the limits are read.
 
 Topic names come from the device file. Sensor readings become an engine `Observation`; engine
 `Commands` become HeaterCommand and JointTrajectory messages (a named pose is one trajectory
@@ -22,6 +23,7 @@ the executor holds its control tick meanwhile (`HeaterSimContents.holding()`).
 
 from __future__ import annotations
 
+import json
 import math
 import threading
 import time
@@ -34,7 +36,7 @@ from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from cookwala_msgs.msg import HeaterCommand, HeaterState, Presence, SafetyLimit, SafetyStatus
-from cookwala_msgs.srv import Stop
+from cookwala_msgs.srv import GetSafetyLimits, Stop
 from cookwala_ros.core.run_types import Commands, Observation
 from cookwala_ros.ros import qos
 from cookwala_ros.ros.convert import MEDIUM_SENSORS
@@ -44,6 +46,7 @@ MOVING_RAD_S = 1e-3
 REACHABLE_S = 60.0  # CORE §6.6: present, or reachable within one minute
 PAN_SENSOR = "cw.sense.pan_surface_temp"
 SIM_MASS_RANGE_KG = (0.01, 50.0)  # heater_sim's medium_mass_kg range
+LIMITS_TIMEOUT_S = 1.0  # longest wait [s] for the safety monitor's GetSafetyLimits
 HOLD_MAX_S = 2.0  # longest wait [s, steady clock] for the sim hob to show new contents
 
 
@@ -80,8 +83,10 @@ class DeviceIO:
         node.create_subscription(JointState, arm.get("joint_states_topic", "/joint_states"), self._on_joints, qos.sensor(), callback_group=group)
         node.create_subscription(Presence, section.get("presence_topic") or "/cookwala/presence", self._on_presence, qos.sensor(), callback_group=group)
         node.create_subscription(SafetyStatus, section.get("safety_status_topic") or "/cookwala/safety/status", self._on_safety, qos.latched(), callback_group=group)
-        stop_service = section.get("safety_stop_service", "/safety_monitor/stop")
-        self.safety_stop = node.create_client(Stop, stop_service, callback_group=group) if stop_service else None
+        monitor = section.get("safety_monitor_node", "/safety_monitor").rstrip("/")
+        self.safety_stop = node.create_client(Stop, f"{monitor}/stop", callback_group=group) if monitor else None
+        self.safety_limits_client = (node.create_client(GetSafetyLimits, f"{monitor}/get_safety_limits",
+                                                        callback_group=group) if monitor else None)
 
     # ------------------------------------------------------------------ inputs
 
@@ -122,6 +127,22 @@ class DeviceIO:
             if not state.pan_sensor_ok:
                 out.add(PAN_SENSOR)
         return out
+
+    def safety_limits(self) -> dict | None:
+        client = self.safety_limits_client
+        if client is None or not client.service_is_ready():
+            return None
+        future = client.call_async(GetSafetyLimits.Request())
+        done = threading.Event()
+        future.add_done_callback(lambda _: done.set())
+        if not done.wait(LIMITS_TIMEOUT_S) or future.result() is None:
+            self.node.get_logger().warning(f"{client.srv_name} did not answer within {LIMITS_TIMEOUT_S:g} s: "
+                                           "using the executor's own limits")
+            return None
+        try:
+            return json.loads(future.result().pack_json)
+        except ValueError:
+            return None
 
     def halt(self, stop_reason: str | None = None) -> None:
         try:

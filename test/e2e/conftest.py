@@ -9,12 +9,10 @@ it); `cookwala-ros up kitchen` and the demo run it.
 
 from __future__ import annotations
 
-import pathlib
 
 import pytest
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
-E2E_RTF = 20.0
+from e2e_http import E2E_RTF, REPO
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,6 @@ rung; a deep-fry recipe on a device without a usable oil thermometer is refused 
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 
@@ -19,32 +18,8 @@ from cookwala_ros.core import schemas
 from cookwala_ros.commands.log import plot_data
 from cookwala_ros.core import vocab
 from cookwala_ros.http.demo_client import cook
-from cookwala_ros.ros.recipe_demo import request_for_recipe
 
-from conftest import REPO
-
-SOUP = REPO / "examples" / "recipes" / "tomato-soup.cookwala.json"
-CHIPS = REPO / "examples" / "recipes" / "chips-deep-fry.cookwala.json"
-WATER = REPO / "test" / "e2e" / "data" / "recipes" / "e2e-water-simmer.cookwala.json"
-MEDIA = "application/vnd.cookwala+json"
-
-
-def _doc(path):
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
-def _request(path, key):
-    return request_for_recipe(_doc(path), key=key)
-
-
-def _wait_final(base_url, execution, timeout_s=60.0):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        status = httpx.get(f"{base_url}/v1/executions/{execution}").json()
-        if status["state"] in ("completed", "stopped", "refused", "failed"):
-            return status
-        time.sleep(0.1)
-    raise AssertionError(f"{execution} did not end within {timeout_s} s (last {status['state']})")
+from e2e_http import CHIPS, MEDIA, SOUP, WATER, doc as _doc, request as _request, wait_final as _wait_final
 
 
 def test_deep_fry_without_oil_sensor_is_refused_before_any_heat(live_kitchen):

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 import refusal_matrix as matrix
-from conftest import REPO
+from e2e_http import REPO
 
 
 class Catalog:

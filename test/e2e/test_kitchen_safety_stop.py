@@ -1,12 +1,14 @@
-"""An HTTP stop reaches the safety monitor (issue 6): the whole kitchen, monitor included.
+"""The executor and the safety monitor together (issue 6): the whole kitchen over HTTP.
 
 POST …/stop halts the kitchen from the executor at once and hands the stop to the safety
 monitor, which latches it, verifies standstill and heat off on its own inputs and holds the
-device: a new execution is refused `busy` until somebody resets the monitor locally.
+device: a new execution is refused `busy` until somebody resets the monitor locally. Limits
+tightened on the monitor are what GET /v1/safety-limits reports.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import threading
 import time
@@ -17,12 +19,11 @@ import rclpy
 from rclpy.executors import SingleThreadedExecutor
 
 from cookwala_msgs.msg import SafetyStatus
-from cookwala_msgs.srv import ResetSafety
+from cookwala_msgs.srv import ResetSafety, TightenSafetyLimits
 from cookwala_ros.ros import qos
 from cookwala_ros.ros.recipe_demo import request_for_recipe
 
-from conftest import E2E_RTF, REPO
-from test_kitchen_http import MEDIA, WATER, _doc, _wait_final
+from e2e_http import E2E_RTF, MEDIA, WATER, doc as _doc, wait_final as _wait_final
 
 
 class SafetyPanel:
@@ -35,6 +36,7 @@ class SafetyPanel:
         self.status: SafetyStatus | None = None
         self.node.create_subscription(SafetyStatus, "/cookwala/safety/status", self._on_status, qos.latched())
         self.reset_client = self.node.create_client(ResetSafety, "/safety_monitor/reset")
+        self.tighten_client = self.node.create_client(TightenSafetyLimits, "/safety_monitor/tighten_safety_limits")
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
         self.thread = threading.Thread(target=self._spin, daemon=True)
@@ -58,14 +60,17 @@ class SafetyPanel:
             time.sleep(0.05)
         raise AssertionError(f"safety monitor not {label} within {timeout_s} s: {self.status}")
 
-    def reset(self) -> ResetSafety.Response:
-        assert self.reset_client.wait_for_service(timeout_sec=10.0)
-        future = self.reset_client.call_async(ResetSafety.Request(requested_by="e2e: local panel"))
+    def call(self, client, request):
+        assert client.wait_for_service(timeout_sec=10.0), client.srv_name
+        future = client.call_async(request)
         deadline = time.monotonic() + 10.0
         while not future.done() and time.monotonic() < deadline:
             time.sleep(0.02)
-        assert future.done(), "ResetSafety did not answer"
+        assert future.done(), f"{client.srv_name} did not answer"
         return future.result()
+
+    def reset(self) -> ResetSafety.Response:
+        return self.call(self.reset_client, ResetSafety.Request(requested_by="e2e: local panel"))
 
     def close(self) -> None:
         self.executor.shutdown()
@@ -147,3 +152,22 @@ def test_http_stop_is_latched_by_the_safety_monitor_until_a_local_reset(guarded_
     assert again["state"] == "accepted", again
     httpx.post(f"{base}/v1/executions/{again['id']}/stop")
     assert _wait_final(base, again["id"])["state"] == "stopped"
+
+
+def test_limits_tightened_on_the_monitor_are_the_executors_limits(guarded_kitchen):
+    kitchen, panel = guarded_kitchen
+
+    def oil_max():
+        pack = httpx.get(f"{kitchen.base_url}/v1/safety-limits").json()
+        return min(l["max"] for l in pack["limits"] if l["kind"] == "max_temp"
+                   and (l.get("appliesTo") or {}).get("medium") == "oil" and "max" in l)
+
+    assert oil_max() > 190
+    pack = {"core": "0.2.0", "kind": "SafetyLimits", "id": "hub-offer", "version": "0.1.0", "disclaimer": "e2e",
+            "limits": [{"id": "oil.max_temp", "kind": "max_temp", "action": "stop_all",
+                        "appliesTo": {"medium": "oil", "ops": ["cw.op.fry", "cw.op.deep_fry"]},
+                        "max": 190, "unit": "degC", "source": "hub"}]}
+    reply = panel.call(panel.tighten_client, TightenSafetyLimits.Request(pack_json=json.dumps(pack),
+                                                                         requested_by="e2e hub"))
+    assert reply.accepted, reply.message
+    assert oil_max() == 190

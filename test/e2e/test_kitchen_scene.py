@@ -9,7 +9,7 @@ from cookwala_ros.core import schemas
 from cookwala_ros.core.trust import document_hash
 from cookwala_ros.ros.recipe_demo import LiveKitchen, request_for_recipe
 
-from conftest import REPO
+from e2e_http import REPO
 
 
 def test_kitchen_scene_runs_the_sim_the_executor_and_the_safety_monitor():

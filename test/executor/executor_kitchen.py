@@ -30,6 +30,7 @@ class Kitchen:
                             d.positions_vector(self.poses["home"]), start_time=0.0)
         self.present = True
         self.armed = True
+        self.monitor_limits: dict | None = None  # the pack a safety monitor enforces, if there is one
         self.sensors_ok: dict = {}
         self.commands: list[Commands] = []
 
@@ -111,6 +112,9 @@ class KitchenPorts:
 
     def demoted_sensors(self):
         return {s for s, ok in self.kitchen.sensors_ok.items() if not ok}
+
+    def safety_limits(self) -> dict | None:
+        return self.kitchen.monitor_limits
 
     def safety_hold(self) -> str | None:
         return None if self.kitchen.armed else "the safety monitor is stopped; it re-arms only by a local reset"

@@ -181,6 +181,22 @@ def test_per_node_refusals(service, install, kitchen):
     refused(svc.start_execution(request_for(deep_fry_recipe()))[0], "needs_human_present", "f1")
 
 
+def test_limits_tightened_on_the_safety_monitor_apply_to_new_executions(service, install, kitchen):
+    recipe = boil_recipe()
+    install(recipe)
+    svc = service()
+    before = svc.start_execution(request_for(recipe))[0]
+    assert before["state"] == "accepted"  # 100 degC water is fine under the configured limits
+    svc.stop(before["id"])
+    assert drive(svc, kitchen, lambda: svc.get_status(before["id"])["state"] == "stopped", max_s=60)
+    kitchen.monitor_limits = {"core": "0.2.0", "kind": "SafetyLimits", "id": "monitor-effective", "version": "1.0.0",
+                              "limits": [{"id": "water.cool", "kind": "max_temp", "action": "cut_heat",
+                                          "appliesTo": {"medium": "water"}, "max": 80, "unit": "degC"}]}
+    effective = svc.safety_limits()  # GET /v1/safety-limits: ours merged with the monitor's, stricter wins
+    assert [l["max"] for l in effective["limits"] if l["id"] == "water.cool"] == [80]
+    assert "water.cool" in refused(svc.start_execution(request_for(recipe))[0], "safety_limit", "n1")["detail"]
+
+
 def test_refusal_order_version_before_everything(service, install):
     recipe = boil_recipe()
     install(recipe)
