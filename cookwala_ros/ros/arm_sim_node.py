@@ -178,7 +178,7 @@ class ArmSimNode(Node):
 
 
 def main(args: list[str] | None = None) -> int:
-    return run_node(NODE_NAME, ArmSimNode, args)
+    return run_node(NODE_NAME, ArmSimNode, args, threads=1)
 
 
 if __name__ == "__main__":

@@ -217,7 +217,7 @@ class HeaterSimNode(Node):
 
 
 def main(args: list[str] | None = None) -> int:
-    return run_node(NODE_NAME, HeaterSimNode, args)
+    return run_node(NODE_NAME, HeaterSimNode, args, threads=1)
 
 
 if __name__ == "__main__":

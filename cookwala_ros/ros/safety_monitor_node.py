@@ -6,12 +6,15 @@ matched by the arm and heater controllers (and a heater state has arrived), so a
 connections that already exist and can be verified. It never imports the executor and never
 needs the network. With `autostart` (default) it configures and activates itself.
 
-Stop path: every trigger input is in one mutually exclusive callback group; the callback hands a
-plain reading to `safety.monitor.Monitor` and, when told to, publishes the pre-built halt (empty
-JointTrajectory, then HeaterCommand MODE_OFF) before anything else. Verification and deadlines
-are measured on the steady clock (time.monotonic) and its timers run on the steady clock, so
-a paused or fast /clock never delays a safety check. Reporting (status, events, diagnostics)
-comes after the halt and never blocks it.
+Stop path: a callback hands a plain reading to `safety.monitor.Monitor` and, when told to,
+publishes the pre-built halt (empty JointTrajectory, then HeaterCommand MODE_OFF) before anything
+else. The inputs that only ever stop (the Stop service, estop, smoke, pressure) live on a small
+companion node, `<name>_stop_inputs`, spun by its own single-threaded executor in its own thread:
+its wait set is small, so a stop is not queued behind the 100 Hz joint states, the
+lifecycle and parameter services or a limits request on the main node. One lock serialises the
+two executors around the Monitor. Verification and deadlines are measured on the steady clock
+(time.monotonic) and its timers run on the steady clock, so a paused or fast /clock never delays
+a safety check. Reporting (status, events, diagnostics) comes after the halt and never blocks it.
 
 Inputs: /joint_states, /heater/state, /cookwala/heartbeat (liveliness lease + timer check),
 /cookwala/presence, /cookwala/status (current op), /cookwala/estop (std_msgs/Bool: true while
@@ -35,11 +38,11 @@ import uuid
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import ParameterDescriptor
-from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.clock import Clock, ClockType
 from rclpy.event_handler import SubscriptionEventCallbacks
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
+from rclpy.service import Service
 from sensor_msgs.msg import FluidPressure, JointState
 from std_msgs.msg import Bool
 from trajectory_msgs.msg import JointTrajectory
@@ -48,6 +51,7 @@ from cookwala_msgs.msg import (Event, ExecutionStatus, HeaterCommand, HeaterStat
                                SafetyLimit, SafetyStatus)
 from cookwala_msgs.srv import GetSafetyLimits, ResetSafety, Stop, TightenSafetyLimits
 from cookwala_ros.ros import qos
+from cookwala_ros.ros.node_main import freeze_startup_objects
 from cookwala_ros.safety import incidents
 from cookwala_ros.safety.device_rules import JointLimit
 from cookwala_ros.safety.kinematics import ToolKinematics
@@ -97,11 +101,13 @@ def _fail_safe(callback):
     @functools.wraps(callback)
     def guarded(self, *args):
         try:
-            return callback(self, *args)
+            with self.lock:
+                return callback(self, *args)
         except Exception as exc:  # noqa: BLE001 - the process must keep running and commanding
             self.get_logger().error(f"{callback.__name__} failed: {exc!r}; halting to be safe")
             try:
-                self._halt()
+                with self.lock:
+                    self._halt()
             except Exception:  # noqa: BLE001
                 pass
             return args[-1] if len(args) == 2 else None  # a service callback returns its response
@@ -130,8 +136,11 @@ class SafetyMonitorNode(LifecycleNode):
             self.declare_parameter(name, default, ParameterDescriptor(description=description))
         self.monitor: Monitor | None = None
         self.config_error = ""
-        self._trigger_group = MutuallyExclusiveCallbackGroup()
-        self._report_group = MutuallyExclusiveCallbackGroup()
+        self.lock = threading.RLock()  # the Monitor is used from both executors' threads
+        # the stop-only inputs, on a node without parameter services or rosout of its own
+        self.stop_inputs = rclpy.create_node(f"{self.get_name()}_stop_inputs", namespace=self.get_namespace(),
+                                             context=self.context, start_parameter_services=False,
+                                             enable_rosout=False)
         self._entities: list = []
         self._timers: list = []
         self._reported_changes = -1
@@ -220,39 +229,42 @@ class SafetyMonitorNode(LifecycleNode):
         return TransitionCallbackReturn.SUCCESS
 
     def _create_entities(self) -> None:
-        g, r = self._trigger_group, self._report_group
         self._traj_pub = self.create_publisher(JointTrajectory, "/arm_controller/joint_trajectory", qos.command())
         self._heat_pub = self.create_publisher(HeaterCommand, "/heater/command", qos.command())
         self._status_pub = self.create_publisher(SafetyStatus, "/cookwala/safety/status", qos.latched())
         self._event_pub = self.create_publisher(Event, "/cookwala/events", qos.events())
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", qos.sensor())
-        self._cancel = (self.create_client(CancelGoal, "/arm_controller/follow_joint_trajectory/_action/cancel_goal",
-                                           callback_group=g) if CancelGoal else None)
+        self._cancel = (self.create_client(CancelGoal, "/arm_controller/follow_joint_trajectory/_action/cancel_goal")
+                        if CancelGoal else None)
         lease = self._p("heartbeat_lease_s")
+        s = self.stop_inputs
+        self._stop_entities = [
+            s.create_subscription(Bool, "/cookwala/estop", self._on_estop, qos.latched()),
+            s.create_subscription(Bool, "/cookwala/smoke", self._on_smoke, qos.sensor()),
+            s.create_subscription(FluidPressure, "/cookwala/pressure", self._on_pressure, qos.sensor()),
+            s.create_service(Stop, f"{self.get_fully_qualified_name()}/stop", self._on_stop),
+        ]
         self._entities = [
             self._traj_pub, self._heat_pub, self._status_pub, self._event_pub, self._diag_pub,
-            self.create_subscription(Bool, "/cookwala/estop", self._on_estop, qos.latched(), callback_group=g),
-            self.create_subscription(HeaterState, "/heater/state", self._on_heater, qos.sensor(), callback_group=g),
-            self.create_subscription(JointState, "/joint_states", self._on_joints, qos.sensor(), callback_group=g),
+            self.create_subscription(HeaterState, "/heater/state", self._on_heater, qos.sensor()),
+            self.create_subscription(JointState, "/joint_states", self._on_joints, qos.sensor()),
             self.create_subscription(Heartbeat, "/cookwala/heartbeat", self._on_heartbeat, qos.heartbeat(lease),
-                                     callback_group=g,
                                      event_callbacks=SubscriptionEventCallbacks(liveliness=self._on_liveliness)),
-            self.create_subscription(Presence, "/cookwala/presence", self._on_presence, qos.sensor(), callback_group=g),
+            self.create_subscription(Presence, "/cookwala/presence", self._on_presence, qos.sensor()),
             # volatile on purpose: matches the executor whether it publishes latched or not
-            self.create_subscription(ExecutionStatus, "/cookwala/status", self._on_execution, qos.sensor(),
-                                     callback_group=g),
-            self.create_subscription(Bool, "/cookwala/smoke", self._on_smoke, qos.sensor(), callback_group=g),
-            self.create_subscription(FluidPressure, "/cookwala/pressure", self._on_pressure, qos.sensor(),
-                                     callback_group=g),
-            self.create_service(Stop, "~/stop", self._on_stop, callback_group=g),
-            self.create_service(ResetSafety, "~/reset", self._on_reset, callback_group=g),
-            self.create_service(GetSafetyLimits, "~/get_safety_limits", self._on_get_limits, callback_group=r),
-            self.create_service(TightenSafetyLimits, "~/tighten_safety_limits", self._on_tighten, callback_group=r),
+            self.create_subscription(ExecutionStatus, "/cookwala/status", self._on_execution, qos.sensor()),
+            self.create_service(ResetSafety, "~/reset", self._on_reset),
+            self.create_service(GetSafetyLimits, "~/get_safety_limits", self._on_get_limits),
+            self.create_service(TightenSafetyLimits, "~/tighten_safety_limits", self._on_tighten),
         ]
         if self._cancel is not None:
             self._entities.append(self._cancel)
 
     def _destroy_entities(self) -> None:
+        for entity in getattr(self, "_stop_entities", []):
+            (self.stop_inputs.destroy_service if isinstance(entity, Service)
+             else self.stop_inputs.destroy_subscription)(entity)
+        self._stop_entities = []
         for timer in self._timers:
             self.destroy_timer(timer)
         self._timers = []
@@ -289,24 +301,25 @@ class SafetyMonitorNode(LifecycleNode):
                 "(activation_timeout_s); a stop must ride on connections that already exist and be "
                 "verifiable, so the monitor stays inactive")
             return TransitionCallbackReturn.FAILURE
-        if self.monitor.activate(time.monotonic()):
-            self._halt()
+        with self.lock:
+            if self.monitor.activate(time.monotonic()):
+                self._halt()
         steady = Clock(clock_type=ClockType.STEADY_TIME)  # safety timing never follows /clock
-        self._timers = [self.create_timer(self._p("check_period_s"), self._on_check,
-                                          callback_group=self._trigger_group, clock=steady),
-                        self.create_timer(self._p("status_period_s"), self._on_status_timer,
-                                          callback_group=self._trigger_group, clock=steady)]
+        self._timers = [self.create_timer(self._p("check_period_s"), self._on_check, clock=steady),
+                        self.create_timer(self._p("status_period_s"), self._on_status_timer, clock=steady)]
         self.get_logger().info(f"active: {self.monitor.state}")
         self._report(force=True)
+        freeze_startup_objects()  # the pack, the arm model and the entities are here to stay
         return TransitionCallbackReturn.SUCCESS
 
     def on_deactivate(self, state: LifecycleState) -> TransitionCallbackReturn:
         for timer in self._timers:
             self.destroy_timer(timer)
         self._timers = []
-        self.monitor.deactivate()
-        self._halt()  # nothing watches the kitchen any more: leave it halted
-        self._report(force=True)
+        with self.lock:
+            self.monitor.deactivate()
+            self._halt()  # nothing watches the kitchen any more: leave it halted
+            self._report(force=True)
         return TransitionCallbackReturn.SUCCESS
 
     def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:
@@ -557,10 +570,16 @@ class SafetyMonitorNode(LifecycleNode):
 
 
 def main(args: list[str] | None = None) -> int:
+    # A callback waiting for the GIL held by the other executor's thread gets it within 1 ms
+    # instead of the default 5 ms.
+    sys.setswitchinterval(0.001)
     rclpy.init(args=args)
     node = SafetyMonitorNode()
-    executor = MultiThreadedExecutor(num_threads=3)
+    executor = SingleThreadedExecutor()  # one thread: the Python executor's overhead, once
     executor.add_node(node)
+    stop_executor = SingleThreadedExecutor()
+    stop_executor.add_node(node.stop_inputs)
+    threading.Thread(target=_spin_quietly, args=(stop_executor,), name="stop_inputs", daemon=True).start()
     if node.get_parameter("autostart").value:
         threading.Thread(target=node.autostart, name="autostart", daemon=True).start()
     try:
@@ -568,10 +587,21 @@ def main(args: list[str] | None = None) -> int:
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
+        stop_executor.shutdown()
         executor.shutdown()
+        node.stop_inputs.destroy_node()
         node.destroy_node()
         rclpy.try_shutdown()
     return 1 if node.config_error else 0
+
+
+def _spin_quietly(executor) -> None:
+    """Spin until shutdown; the context going away under Ctrl-C is a clean end, not a fault."""
+    try:
+        executor.spin()
+    except Exception:  # noqa: BLE001
+        if rclpy.ok():
+            raise
 
 
 if __name__ == "__main__":

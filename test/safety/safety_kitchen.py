@@ -214,6 +214,7 @@ def rearm(probe):
     probe.presence(True)
     probe.heater_off()
     probe.wait_for(lambda: (j := probe.last_joints()) and max_speed(j[1]) < STILL, 5.0, "arm at rest")
+    probe.wait_for(probe.last_heater, 5.0, "a heater state")
 
     def armed():
         reply = probe.call(probe.reset_client, ResetSafety.Request(requested_by="test"))
