@@ -335,6 +335,13 @@ class ExecutorService:
 
     def stop(self, execution_id: str, stop_request: dict | None = None, idempotency_key: str | None = None) -> dict:
         """Stop safely (decision 1): never needs auth; a no-op returning the status when final."""
+        return self.stop_from(execution_id, stop_request, idempotency_key)[0]
+
+    def stop_from(self, execution_id: str, stop_request: dict | None = None,
+                  idempotency_key: str | None = None) -> tuple[dict, str]:
+        """Stop, and say which state the execution was in when the stop arrived (HTTP answers
+        200 for one that had already ended, 202 otherwise). The halt goes out before any
+        database work."""
         reason = "stop requested"
         if stop_request is not None:
             from cookwala_ros.core import schemas
@@ -347,18 +354,20 @@ class ExecutorService:
             reason = f"stop requested by {stop_request['requestedBy']}" + (
                 f": {stop_request['reason']}" if stop_request.get("reason") else "")
         with self._lock:
-            status = self.get_status(execution_id)
-            if idempotency_key is not None and self.store.idempotency(f"stop:{execution_id}", idempotency_key):
-                return status
             active = self._active.get(execution_id)
-            if active is not None and not lifecycle.is_final(status["state"]):
+            if active is not None and not lifecycle.is_final(active.status["state"]):
                 self.ports.halt(reason)  # the kitchen stops first; recording it comes after
+            status = self.get_status(execution_id)
+            before = status["state"]
+            if idempotency_key is not None and self.store.idempotency(f"stop:{execution_id}", idempotency_key):
+                return status, before
+            if active is not None and not lifecycle.is_final(status["state"]):
                 active.run.stop(reason)
                 self._absorb(active, self.clock())
                 status = dict(active.status) if execution_id in self._active else self.get_status(execution_id)
             if idempotency_key is not None:
                 self.store.remember_key(f"stop:{execution_id}", idempotency_key, "", execution_id, self.clock())
-        return status
+        return status, before
 
     def resume(self, execution_id: str, if_match_seq: int | None, idempotency_key: str | None = None) -> dict:
         with self._lock:

@@ -112,9 +112,8 @@ def create_app(service: Any, *, token: str | None = None) -> FastAPI:
                 raise Problem("invalid_request", f"execution {body.get('execution')!r} in the body is not "
                                                  f"{execution_id!r} of the path", pointer="/execution")
         key = inputs.idempotency_key(request.headers.get(inputs.IDEMPOTENCY_HEADER))
-        before = await call(service.get_status, execution_id)
-        status = await call(service.stop, execution_id, body, key)
-        code = 200 if before.get("state") in FINAL_STATES else 202
+        status, before = await call(service.stop_from, execution_id, body, key)
+        code = 200 if before in FINAL_STATES else 202
         return answer(request, status, code, status_headers(status))
 
     @app.post("/v1/executions/{execution_id}/resume", status_code=202)
