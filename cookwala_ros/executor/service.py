@@ -353,16 +353,20 @@ class ExecutorService:
                 raise ServiceError("invalid_request", "the StopRequest names another execution", "/execution")
             reason = f"stop requested by {stop_request['requestedBy']}" + (
                 f": {stop_request['reason']}" if stop_request.get("reason") else "")
+        # The kitchen stops first, without waiting for the lock a control tick may hold (a dict
+        # read is atomic); recording it comes after.
+        active = self._active.get(execution_id)
+        if active is not None and not lifecycle.is_final(active.status["state"]):
+            self.ports.halt(reason)
         with self._lock:
-            active = self._active.get(execution_id)
-            if active is not None and not lifecycle.is_final(active.status["state"]):
-                self.ports.halt(reason)  # the kitchen stops first; recording it comes after
             status = self.get_status(execution_id)
             before = status["state"]
             if idempotency_key is not None and self.store.idempotency(f"stop:{execution_id}", idempotency_key):
                 return status, before
+            active = self._active.get(execution_id)
             if active is not None and not lifecycle.is_final(status["state"]):
                 active.run.stop(reason)
+                self.ports.halt()  # again, in case a tick that was running commanded heat after the first
                 self._absorb(active, self.clock())
                 status = dict(active.status) if execution_id in self._active else self.get_status(execution_id)
             if idempotency_key is not None:
