@@ -1,4 +1,4 @@
-"""Conversions between the executor's JSON documents and cookwala_msgs messages.
+"""Conversions between Cookwala JSON documents and cookwala_msgs messages.
 
 Typed fields are filled for ROS tools; the full document rides along (`status_json`, `data`) so a
 bridge can reproduce it losslessly. Times are RFC 3339 in the documents and builtin_interfaces/
@@ -12,7 +12,7 @@ import math
 
 from builtin_interfaces.msg import Time
 
-from cookwala_msgs.msg import Event, ExecutionStatus, Reading
+from cookwala_msgs.msg import Event, ExecutionStatus, Reading, SafetyLimit
 from cookwala_ros.core.sensor_trust import parse_time
 
 MEDIUM_SENSORS = ("cw.sense.liquid_temp", "cw.sense.oil_temp", "cw.sense.oven_air_temp", "cw.sense.chamber_temp")
@@ -106,3 +106,17 @@ def event_from_msg(msg: Event) -> dict:
     if msg.cookwalalatency:
         event["cookwalalatency"] = msg.cookwalalatency
     return event
+
+
+def safety_limit_msgs(pack: dict) -> list[SafetyLimit]:
+    """The limits of a SafetyLimits pack as messages (GetSafetyLimits answers)."""
+    out = []
+    for limit in pack.get("limits") or []:
+        scope = limit.get("appliesTo") or {}
+        out.append(SafetyLimit(
+            id=limit["id"], kind=limit["kind"], applies_to_medium=scope.get("medium", ""),
+            applies_to_ops=list(scope.get("ops", [])), applies_to_food_class=scope.get("foodClass", ""),
+            has_min="min" in limit, min=float(limit.get("min", 0.0)), has_max="max" in limit,
+            max=float(limit.get("max", 0.0)), unit=limit.get("unit", ""), hold_for=limit.get("holdFor", ""),
+            action=limit.get("action", ""), message=limit.get("message", "")[:200], source=limit.get("source", "")))
+    return out

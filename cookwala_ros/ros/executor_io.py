@@ -35,7 +35,7 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from cookwala_msgs.msg import HeaterCommand, HeaterState, Presence, SafetyLimit, SafetyStatus
+from cookwala_msgs.msg import HeaterCommand, HeaterState, Presence, SafetyStatus
 from cookwala_msgs.srv import GetSafetyLimits, Stop
 from cookwala_ros.core.run_types import Commands, Observation
 from cookwala_ros.ros import qos
@@ -326,16 +326,3 @@ class HeaterSimContents:
             self.applied.append(setup)
             self.node.get_logger().info(f"pot set-up applied to {self.sim_node}: {setup}")
         self.pump()  # a newer set-up may have arrived meanwhile
-
-
-def limits_msgs(pack: dict) -> list[SafetyLimit]:
-    out = []
-    for limit in pack.get("limits") or []:
-        scope = limit.get("appliesTo") or {}
-        out.append(SafetyLimit(
-            id=limit["id"], kind=limit["kind"], applies_to_medium=scope.get("medium", ""),
-            applies_to_ops=list(scope.get("ops", [])), applies_to_food_class=scope.get("foodClass", ""),
-            has_min="min" in limit, min=float(limit.get("min", 0.0)), has_max="max" in limit,
-            max=float(limit.get("max", 0.0)), unit=limit.get("unit", ""), hold_for=limit.get("holdFor", ""),
-            action=limit.get("action", ""), message=limit.get("message", "")[:200], source=limit.get("source", "")))
-    return out

@@ -41,7 +41,8 @@ from cookwala_ros.executor.config import ExecutorConfig
 from cookwala_ros.executor.service import ExecutorService, ServiceError
 from cookwala_ros.ros import convert, qos
 from cookwala_ros.ros.node_main import run_node
-from cookwala_ros.ros.executor_io import DeviceIO, limits_msgs
+from cookwala_ros.ros.convert import safety_limit_msgs
+from cookwala_ros.ros.executor_io import DeviceIO
 from cookwala_ros.ros.params import ParameterError, ParamSpec, comma_list, declare_parameters
 
 NODE_NAME = "executor"
@@ -267,7 +268,7 @@ class ExecutorNode(Node):
     def _on_get_limits(self, request, response):
         pack = self.service.safety_limits()
         response.pack_id = str(pack.get("id", ""))
-        response.limits = limits_msgs(pack)
+        response.limits = safety_limit_msgs(pack)
         response.pack_json = json.dumps(pack)
         return response
 

@@ -36,7 +36,7 @@ import traceback
 import uuid
 
 import rclpy
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticArray
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.clock import Clock, ClockType
 from rclpy.event_handler import SubscriptionEventCallbacks
@@ -48,10 +48,12 @@ from std_msgs.msg import Bool
 from trajectory_msgs.msg import JointTrajectory
 
 from cookwala_msgs.msg import (Event, ExecutionStatus, HeaterCommand, HeaterState, Heartbeat, Presence,
-                               SafetyLimit, SafetyStatus)
+                               SafetyStatus)
 from cookwala_msgs.srv import GetSafetyLimits, ResetSafety, Stop, TightenSafetyLimits
 from cookwala_ros.ros import qos
+from cookwala_ros.ros.convert import safety_limit_msgs
 from cookwala_ros.ros.node_main import freeze_startup_objects
+from cookwala_ros.ros.safety_report import diagnostics, status_msg
 from cookwala_ros.safety import incidents
 from cookwala_ros.safety.device_rules import JointLimit
 from cookwala_ros.safety.kinematics import ToolKinematics
@@ -64,11 +66,6 @@ try:  # cancel FollowJointTrajectory goals too, where the controller offers the 
     from action_msgs.srv import CancelGoal
 except ImportError:
     CancelGoal = None
-
-STATE_CODES = {"unconfigured": SafetyStatus.STATE_UNCONFIGURED, "armed": SafetyStatus.STATE_ARMED,
-               "stopped": SafetyStatus.STATE_STOPPED, "fault": SafetyStatus.STATE_FAULT}
-DIAG_LEVELS = {"unconfigured": DiagnosticStatus.STALE, "armed": DiagnosticStatus.OK,
-               "stopped": DiagnosticStatus.WARN, "fault": DiagnosticStatus.ERROR}
 
 # name -> (default, description); types follow the defaults
 PARAMETERS = {
@@ -117,16 +114,6 @@ def _fail_safe(callback):
 
 def _rfc3339_now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def _limit_msg(limit: dict) -> SafetyLimit:
-    scope = limit.get("appliesTo") or {}
-    return SafetyLimit(
-        id=limit["id"], kind=limit["kind"], applies_to_medium=scope.get("medium", ""),
-        applies_to_ops=list(scope.get("ops", [])), applies_to_food_class=scope.get("foodClass", ""),
-        has_min="min" in limit, min=float(limit.get("min", 0.0)), has_max="max" in limit,
-        max=float(limit.get("max", 0.0)), unit=limit.get("unit", ""), hold_for=limit.get("holdFor", ""),
-        action=limit.get("action", ""), message=limit.get("message", "")[:200], source=limit.get("source", ""))
 
 
 class SafetyMonitorNode(LifecycleNode):
@@ -431,7 +418,7 @@ class SafetyMonitorNode(LifecycleNode):
     def _on_get_limits(self, request, response):
         pack = self.monitor.pack
         response.pack_id = pack["id"]
-        response.limits = [_limit_msg(limit) for limit in pack["limits"]]
+        response.limits = safety_limit_msgs(pack)
         response.pack_json = json.dumps(pack, ensure_ascii=False)
         return response
 
@@ -485,50 +472,13 @@ class SafetyMonitorNode(LifecycleNode):
                 self._incident(item)
             if force or monitor.arbiter.changes != self._reported_changes:
                 self._reported_changes = monitor.arbiter.changes
-                self._status_pub.publish(self._status_msg())
+                self._status_pub.publish(status_msg(monitor, self.get_clock().now().to_msg(), self._trigger_ros_time))
             now = time.monotonic()
             if force and now - self._last_diag >= 1.0:
                 self._last_diag = now
-                self._diag_pub.publish(self._diagnostics())
+                self._diag_pub.publish(diagnostics(monitor, self.get_clock().now().to_msg(), self._p("device_id")))
         except Exception as exc:  # reporting must never break the stop path
             self.get_logger().error(f"reporting failed: {exc!r}")
-
-    def _status_msg(self) -> SafetyStatus:
-        monitor, arbiter = self.monitor, self.monitor.arbiter
-        ep = arbiter.episode
-        msg = SafetyStatus(stamp=self.get_clock().now().to_msg(), state=STATE_CODES[arbiter.state],
-                           state_label=arbiter.state, active_limit_ids=[l["id"] for l in monitor.limits],
-                           limits_pack_id=monitor.pack["id"], active_triggers=arbiter.active_triggers)
-        msg.last_halt_command_latency_s = msg.last_standstill_latency_s = msg.last_heat_off_latency_s = math.nan
-        if ep is not None:
-            msg.last_trigger, msg.last_trigger_detail = ep.trigger, ep.detail
-            if arbiter.fault_reasons:
-                msg.last_trigger_detail = f"{ep.detail}; fault: {'; '.join(arbiter.fault_reasons)}"
-            if self._trigger_ros_time is not None:
-                msg.last_trigger_at = self._trigger_ros_time
-            msg.last_halt_command_latency_s = ep.halt_latency_s
-            msg.last_standstill_latency_s = ep.standstill_latency_s
-            msg.last_heat_off_latency_s = ep.heat_off_latency_s
-        return msg
-
-    def _diagnostics(self) -> DiagnosticArray:
-        arbiter = self.monitor.arbiter
-        ep = arbiter.episode
-        values = {"state": arbiter.state, "active_triggers": ",".join(arbiter.active_triggers),
-                  "pack": self.monitor.pack["id"], "fault": "; ".join(arbiter.fault_reasons),
-                  "motion_deadline_s": f"{arbiter.motion_deadline_s:g}", "heat_deadline_s": f"{arbiter.heat_deadline_s:g}"}
-        if ep is not None:
-            values.update(last_trigger=ep.trigger, halt_latency_s=f"{ep.halt_latency_s:.4f}",
-                          standstill_latency_s=f"{ep.standstill_latency_s:.4f}",
-                          heat_off_latency_s=f"{ep.heat_off_latency_s:.4f}")
-        status = DiagnosticStatus(level=DIAG_LEVELS[arbiter.state], name="cookwala safety monitor",
-                                  message=arbiter.state + (f": {', '.join(arbiter.active_triggers)}"
-                                                           if arbiter.active_triggers else ""),
-                                  hardware_id=self._p("device_id"),
-                                  values=[KeyValue(key=k, value=v) for k, v in values.items()])
-        array = DiagnosticArray(status=[status])
-        array.header.stamp = self.get_clock().now().to_msg()
-        return array
 
     def _incident(self, item) -> None:
         if item.action == "cleared":
