@@ -10,8 +10,9 @@ with GetSafetyLimits when an execution starts or the limits are read.
 
 Topic names come from the device file. Sensor readings become an engine `Observation`; engine
 `Commands` become HeaterCommand and JointTrajectory messages (a named pose is one trajectory
-point, timed from the URDF velocity limits at half speed; a halt is the empty trajectory the
-JointTrajectoryController reads as "stop and hold").
+point, timed from the URDF velocity limits at half speed; a halt is every joint held at rest
+where the latest joint state puts it, as the JointTrajectoryController accepts: see
+`convert.halt_trajectory_msg`).
 
 The engine's `heater_setup` (what the pot holds now) means nothing to a real hob; with the
 simulated one it becomes the heater sim node's `medium`, `medium_mass_kg` and `lid` parameters,
@@ -39,7 +40,8 @@ from cookwala_msgs.msg import HeaterCommand, HeaterState, Presence, SafetyStatus
 from cookwala_msgs.srv import GetSafetyLimits, Stop
 from cookwala_ros.core.run_types import Commands, Observation
 from cookwala_ros.ros import qos
-from cookwala_ros.ros.convert import MEDIUM_SENSORS
+from cookwala_ros.robot.joint_trajectory import HoldBuilder
+from cookwala_ros.ros.convert import MEDIUM_SENSORS, halt_trajectory_msg
 
 POSE_TOLERANCE_RAD = 0.01
 MOVING_RAD_S = 1e-3
@@ -70,12 +72,14 @@ class DeviceIO:
         heater = (device.raw.get("heaters") or [{}])[0]
         self.poses: dict = {}
         self.velocity: dict = {}
+        self.hold: HoldBuilder | None = None  # builds the arm halt (robot/joint_trajectory.py)
         if arm:
             from cookwala_ros.device import load_robot_files
 
             self.poses = load_robot_files(device).poses
             description = load_arm(device.resolve(arm["robot_description"]))
             self.velocity = dict(zip(description.joint_names, map(float, description.max_velocity)))
+            self.hold = HoldBuilder.from_arm(description)
         self.heater_sim = HeaterSimContents(node, values.get("heater_sim_node") or "", group)
         self.trajectory_pub = node.create_publisher(JointTrajectory, arm.get("trajectory_topic", "/arm_controller/joint_trajectory"), qos.command())
         self.heater_pub = node.create_publisher(HeaterCommand, heater.get("command_topic", "/heater/command"), qos.command())
@@ -205,7 +209,9 @@ class DeviceIO:
         if commands.heater is not None:
             self._heater(commands.heater)
         if commands.arm_halt:
-            self.trajectory_pub.publish(JointTrajectory())
+            with self._lock:
+                joints = self.joints
+            self.trajectory_pub.publish(halt_trajectory_msg(self.hold, joints))
         elif commands.arm_pose:
             self._move_to(commands.arm_pose)
 

@@ -7,7 +7,7 @@ connections that already exist and can be verified. It never imports the executo
 needs the network. With `autostart` (default) it configures and activates itself.
 
 Stop path: a callback hands a plain reading to `safety.monitor.Monitor` and, when told to,
-publishes the pre-built halt (empty JointTrajectory, then HeaterCommand MODE_OFF) before anything
+publishes the halt (a hold point at the measured joints, then HeaterCommand MODE_OFF) before anything
 else. The inputs that only ever stop (the Stop service, estop, smoke, pressure) live on a small
 companion node, `<name>_stop_inputs`, spun by its own single-threaded executor in its own thread:
 its wait set is small, so a stop is not queued behind the 100 Hz joint states, the
@@ -51,9 +51,10 @@ from cookwala_msgs.msg import (Event, ExecutionStatus, HeaterCommand, HeaterStat
                                SafetyStatus)
 from cookwala_msgs.srv import GetSafetyLimits, ResetSafety, Stop, TightenSafetyLimits
 from cookwala_ros.ros import qos
-from cookwala_ros.ros.convert import safety_limit_msgs
+from cookwala_ros.ros.convert import halt_trajectory_msg, safety_limit_msgs
 from cookwala_ros.ros.node_main import freeze_startup_objects
 from cookwala_ros.ros.safety_report import diagnostics, status_msg
+from cookwala_ros.robot.joint_trajectory import HoldBuilder
 from cookwala_ros.safety import incidents
 from cookwala_ros.safety.device_rules import JointLimit
 from cookwala_ros.safety.kinematics import ToolKinematics
@@ -206,7 +207,12 @@ class SafetyMonitorNode(LifecycleNode):
             return None if env is None else env.get("unattended")
 
         self.monitor = Monitor(pack, config, joint_limits, tool_position, unattended_of)
-        self._halt_traj = JointTrajectory(joint_names=joint_names)  # no points: stop and hold
+        from cookwala_ros.sim.robot_description import default_arm, load_arm
+
+        # the halt holds the arm where /joint_states last put it, braking within its acceleration limits
+        self._halt_hold = HoldBuilder.from_arm(load_arm(self._p("urdf_path")) if self._p("urdf_path") else default_arm())
+        self._halt_joints = None  # latest JointState
+        self._halt_traj = halt_trajectory_msg(self._halt_hold, None)  # until a joint state arrives: see _halt
         self._halt_heat = HeaterCommand(mode=HeaterCommand.MODE_OFF, source="safety_monitor")
         self._create_entities()
         self.get_logger().info(f"configured: pack {pack['id']} ({len(pack['limits'])} limits), "
@@ -320,7 +326,17 @@ class SafetyMonitorNode(LifecycleNode):
 
     # -- the stop path --------------------------------------------------------------------
     def _halt(self) -> None:
-        """Publish the halt: empty trajectory (stop and hold), then heater off. Nothing else first."""
+        """Publish the halt: the arm's hold point (see convert.halt_trajectory_msg), then heater off.
+
+        Before any joint state the monitor cannot know where to hold, and a guessed position would
+        move the arm: it sends the named trajectory without points (rejected by a ROS 2 JTC, so no
+        motion is commanded) and relies on the goal cancel and on the missing joint states being a
+        fault of their own.
+        """
+        try:
+            self._halt_traj = halt_trajectory_msg(self._halt_hold, self._halt_joints)
+        except Exception:  # noqa: BLE001 - never let building it keep the halt from going out
+            pass
         self._traj_pub.publish(self._halt_traj)
         self._heat_pub.publish(self._halt_heat)
         self.monitor.arbiter.halt_sent(time.monotonic())
@@ -359,6 +375,7 @@ class SafetyMonitorNode(LifecycleNode):
 
     @_fail_safe
     def _on_joints(self, msg: JointState) -> None:
+        self._halt_joints = msg
         self._after(self.monitor.on_joints(msg.name, msg.position, msg.velocity, time.monotonic()))
 
     @_fail_safe
