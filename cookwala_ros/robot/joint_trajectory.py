@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 JTC_VERSION = "ros2_controllers 5.17.0 (kilted); same rules in 4.42.1 (jazzy), 6.9.0 (master), 2.54.0 (humble)"
 FLOAT32_EPSILON = 1.1920928955078125e-07  # std::numeric_limits<float>::epsilon(), the JTC's "zero" end velocity
 HOLD_MIN_TIME_S = 0.1  # time_from_start of a hold point when the arm already stands still [s]
+MAX_EXTRAPOLATION_S = 0.1  # a joint state older than this is not extrapolated to now [s]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -133,7 +134,7 @@ class HoldBuilder:
 
     `hold()` gives every joint one point at rest. A joint moving at v comes to rest at constant
     deceleration v/T over T = max(min_time_s, max |v|/a_max) (the slowest joint sets T, so none
-    brakes harder than its limit), i.e. at q + v*T/2, clamped to the position limits (they win
+    brakes harder than its limit), i.e. at q + v*T/2 (q extrapolated to now), clamped to the position limits (they win
     over the acceleration limit). With positions and zero velocities the JTC's spline from its
     own current state to that point is exactly this constant deceleration.
     """
@@ -159,12 +160,17 @@ class HoldBuilder:
         return cls(tuple(arm.joint_names), tuple(map(float, arm.max_acceleration)), tuple(map(float, arm.lower)),
                    tuple(map(float, arm.upper)), min_time_s)
 
-    def hold(self, positions: Mapping[str, float], velocities: Mapping[str, float] | None = None) -> TrajectoryData:
+    def hold(self, positions: Mapping[str, float], velocities: Mapping[str, float] | None = None,
+             age_s: float = 0.0) -> TrajectoryData:
         """The halt from measured joint positions (and velocities; missing or non-finite = 0).
 
-        Raises ValueError when a joint has no finite measured position: a hold at a guessed
-        position would itself move the arm.
+        age_s is how old the measurement is (on the arm's clock): the arm has moved on by v*age_s
+        since, and a point behind it would make the JTC's spline brake harder than the limit and
+        swing back. Ages outside [0, MAX_EXTRAPOLATION_S] are not extrapolated. Raises ValueError
+        when a joint has no finite measured position: a hold at a guessed position would itself
+        move the arm.
         """
+        age_s = age_s if 0.0 <= age_s <= MAX_EXTRAPOLATION_S else 0.0
         velocities = velocities or {}
         q, v = [], []
         for name in self.joint_names:
@@ -180,7 +186,7 @@ class HoldBuilder:
                 duration = max(duration, abs(speed) / accel)
         target = []
         for qi, vi, low, high in zip(q, v, self.lower, self.upper):
-            goal = qi + 0.5 * vi * duration
+            goal = qi + vi * (age_s + 0.5 * duration)
             if goal > qi:
                 goal = max(qi, min(goal, high))
             elif goal < qi:

@@ -4,8 +4,9 @@ Subscribes trajectory_msgs/JointTrajectory on `arm_controller/joint_trajectory` 
 sensor_msgs/JointState on `joint_states`. Every trajectory is checked as ros2_controllers'
 JointTrajectoryController checks it (`robot.joint_trajectory.jtc_problems`, default controller
 parameters): what the real one rejects, the empty trajectory included, is logged and changes
-nothing; an accepted one replaces the old one. A stop is a hold point (convert.halt_trajectory_msg). Joint names and limits come from
-the robot description (config/robot/). The model steps on the ROS clock, so under
+nothing; an accepted one replaces the old one. A stop is a hold point
+(convert.halt_trajectory_msg). Joint names and limits come from the robot description
+(config/robot/). The model steps on the ROS clock, so under
 `use_sim_time` it follows /clock at any real-time factor.
 
 Faults for safety tests, settable while running (`ros2 param set /arm_sim fault.… …`):

@@ -152,7 +152,8 @@ def trajectory_msg(data: TrajectoryData) -> JointTrajectory:
     return msg
 
 
-def halt_trajectory_msg(holder: HoldBuilder | None, joint_state, joint_names=()) -> JointTrajectory:
+def halt_trajectory_msg(holder: HoldBuilder | None, joint_state, now_s: float | None = None,
+                        joint_names=()) -> JointTrajectory:
     """The arm halt from the latest sensor_msgs/JointState (a hold point, or the fallback without points).
 
     A hold the JTC accepts needs every joint's measured position (HoldBuilder.hold). Without them
@@ -160,13 +161,17 @@ def halt_trajectory_msg(holder: HoldBuilder | None, joint_state, joint_names=())
     and a guessed position would move the arm: the fallback is the named trajectory without
     points, which ROS 2 JTCs reject (no motion commanded) and ROS 1's joint_trajectory_controller
     read as stop; the caller sees no points and relies on its other stops (goal cancel, the monitor).
+    now_s (the caller's ROS time, the clock the arm stamps its states with) lets the hold account
+    for how far the arm moved since its state was measured.
     """
     if holder is not None and joint_state is not None:
         try:
             names = list(joint_state.name)
             positions = dict(zip(names, map(float, joint_state.position)))
             velocities = dict(zip(names, map(float, joint_state.velocity))) if len(joint_state.velocity) == len(names) else {}
-            return trajectory_msg(holder.hold(positions, velocities))
+            stamp_s = joint_state.header.stamp.sec + joint_state.header.stamp.nanosec * 1e-9
+            age_s = now_s - stamp_s if now_s is not None and stamp_s > 0 else 0.0
+            return trajectory_msg(holder.hold(positions, velocities, age_s))
         except (ValueError, TypeError):
             pass
     names = holder.joint_names if holder is not None else joint_names

@@ -211,7 +211,8 @@ class DeviceIO:
         if commands.arm_halt:
             with self._lock:
                 joints = self.joints
-            self.trajectory_pub.publish(halt_trajectory_msg(self.hold, joints))
+            now_s = self.node.get_clock().now().nanoseconds * 1e-9
+            self.trajectory_pub.publish(halt_trajectory_msg(self.hold, joints, now_s))
         elif commands.arm_pose:
             self._move_to(commands.arm_pose)
 

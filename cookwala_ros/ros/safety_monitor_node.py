@@ -334,7 +334,8 @@ class SafetyMonitorNode(LifecycleNode):
         fault of their own.
         """
         try:
-            self._halt_traj = halt_trajectory_msg(self._halt_hold, self._halt_joints)
+            now_s = self.get_clock().now().nanoseconds * 1e-9
+            self._halt_traj = halt_trajectory_msg(self._halt_hold, self._halt_joints, now_s)
         except Exception:  # noqa: BLE001 - never let building it keep the halt from going out
             pass
         self._traj_pub.publish(self._halt_traj)

@@ -152,3 +152,17 @@ def test_without_a_full_measurement_the_fallback_commands_no_motion(state):
     msg = halt_trajectory_msg(HOLD, state)
     assert list(msg.joint_names) == list(NAMES) and not msg.points
     assert jtc_problems(trajectory_data(msg), NAMES)  # rejected by the JTC: it moves nothing
+
+
+def test_the_hold_accounts_for_how_far_the_arm_moved_since_it_was_measured():
+    q, v = dict(zip(NAMES, [0.0] * N)), dict(zip(NAMES, [1.0] + [0.0] * (N - 1)))
+    fresh = HOLD.hold(q, v).points[0]
+    later = HOLD.hold(q, v, age_s=0.02).points[0]
+    assert later.positions[0] == pytest.approx(fresh.positions[0] + 0.02)
+    assert later.time_from_start == fresh.time_from_start
+    for nonsense in (-1.0, 5.0):  # a clock mismatch or a stale state: no extrapolation
+        assert HOLD.hold(q, v, age_s=nonsense).points[0] == fresh
+    state = joint_state(NAMES, [0.0] * N, [1.0] + [0.0] * (N - 1))
+    state.header.stamp.sec, state.header.stamp.nanosec = 100, 0
+    msg = halt_trajectory_msg(HOLD, state, now_s=100.02)
+    assert msg.points[0].positions[0] == pytest.approx(fresh.positions[0] + 0.02)
