@@ -332,6 +332,8 @@ class Monitor:
     def reset(self, now: float) -> tuple[bool, str]:
         was = self.arbiter.state
         ok, message = self.arbiter.reset(now)
+        if ok:
+            self._unguarded_fired = False  # verified idle: the next heat or motion is a new spell
         if ok and was != ARMED:
             self.outbox.append(Report("reset", message, "cleared"))
         return ok, message
