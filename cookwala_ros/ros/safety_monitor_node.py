@@ -64,7 +64,9 @@ from cookwala_ros.ros import qos
 from cookwala_ros.ros.convert import safety_limit_msgs
 from cookwala_ros.ros.node_main import EXIT_CANNOT_START, freeze_startup_objects
 from cookwala_ros.ros.params import ParameterError, declare_parameters
+from cookwala_ros.ros.safety_monitor_latch import LatchPersistence
 from cookwala_ros.ros.safety_monitor_params import PARAMETERS, SPECS, stop_input_args  # noqa: F401 (PARAMETERS re-exported)
+from cookwala_ros.ros.spinner import Spinner
 from cookwala_ros.ros.safety_report import diagnostics, status_msg
 from cookwala_ros.safety import incidents
 from cookwala_ros.safety import latch as latch_file
@@ -108,7 +110,7 @@ def _rfc3339_now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-class SafetyMonitorNode(LifecycleNode):
+class SafetyMonitorNode(LatchPersistence, LifecycleNode):
     def __init__(self, argv: list[str] | None = None, **kwargs) -> None:
         """Raises ParameterError (one line naming the parameter) for a bad parameter."""
         super().__init__("safety_monitor", **kwargs)
@@ -206,17 +208,6 @@ class SafetyMonitorNode(LifecycleNode):
                                f"heat deadline {config.heat_deadline_s:g} s")
         self._report(force=True)
         return TransitionCallbackReturn.SUCCESS
-
-    def _read_latch(self) -> latch_file.Latch | None:
-        state_dir = self._p("state_dir")
-        found = latch_file.read(state_dir) if state_dir else None
-        if found is not None and found.corrupt:
-            self.get_logger().error(f"{found.reason}: treating it as a latched stop (fail safe); "
-                                    "a local reset clears it")
-        elif found is not None:
-            self.get_logger().warning(f"latched before restart ({found.state} since {found.wall_time or '?'}: "
-                                      f"{found.reason}); stopped until a local reset")
-        return found
 
     def _create_entities(self) -> None:
         self._traj_pub = self.create_publisher(JointTrajectory, "/arm_controller/joint_trajectory", qos.command())
@@ -500,43 +491,6 @@ class SafetyMonitorNode(LifecycleNode):
         except Exception as exc:  # reporting must never break the stop path
             self.get_logger().error(f"reporting failed: {exc!r}")
 
-    # -- the persisted latch ----------------------------------------------------------------
-    @staticmethod
-    def _latch_reason(found: latch_file.Latch) -> str:
-        if found.corrupt:
-            return found.reason
-        return f"{found.state} before a restart by {found.trigger or '?'}: {found.reason}"
-
-    def _persist_latch(self) -> None:
-        """Write the latch when it changes while stopped or in fault (after the halt went out)."""
-        state_dir = self._p("state_dir")
-        arbiter = self.monitor.arbiter
-        if not state_dir or arbiter.state not in ("stopped", "fault") or arbiter.episode is None:
-            return
-        ep = arbiter.episode
-        key = (arbiter.state, ep.trigger, ep.detail, tuple(arbiter.active_triggers), tuple(arbiter.fault_reasons))
-        if key == self._persisted_key:
-            return
-        reason = ep.detail if not arbiter.fault_reasons else f"{ep.detail}; fault: {'; '.join(arbiter.fault_reasons)}"
-        trigger = ep.trigger
-        if trigger == latch_file.LATCHED_BEFORE_RESTART and self._latched is not None and not self._latched.corrupt:
-            trigger, reason = self._latched.trigger, self._latched.reason  # keep the original cause
-        try:
-            latch_file.write(state_dir, latch_file.Latch(arbiter.state, trigger, reason, arbiter.active_triggers,
-                                                         _rfc3339_now()))
-            self._persisted_key = key
-        except OSError as exc:
-            self.get_logger().error(f"cannot persist the latched stop in {state_dir}: {exc}")
-
-    def _clear_latch(self) -> None:
-        state_dir = self._p("state_dir")
-        self._latched, self._persisted_key = None, None
-        if state_dir:
-            try:
-                latch_file.clear(state_dir)
-            except OSError as exc:
-                self.get_logger().error(f"cannot remove the latch file in {state_dir}: {exc}")
-
     # -- on the way out -------------------------------------------------------------------
     def halt_on_exit(self, timeout_s: float = EXIT_HALT_TIMEOUT_S) -> str:
         """Publish the halt and wait (bounded) for 0 W and standstill read after it."""
@@ -615,7 +569,7 @@ def main(args: list[str] | None = None) -> int:
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
-    spinners = [_Spinner(node, "main"), _Spinner(node.stop_inputs, "stop_inputs")]
+    spinners = [Spinner(node, "main"), Spinner(node.stop_inputs, "stop_inputs")]
     starter = None
     if node.get_parameter("autostart").value:
         starter = threading.Thread(target=node.autostart, name="autostart", daemon=True)
@@ -642,38 +596,6 @@ def main(args: list[str] | None = None) -> int:
     node.destroy_node()
     rclpy.try_shutdown()
     return 1 if node.config_error else 0
-
-
-class _Spinner:
-    """One node on its own single-threaded executor in its own thread, stoppable from outside
-    without destroying anything the spinning thread may still be waiting on."""
-
-    def __init__(self, node, name: str):
-        self.executor = SingleThreadedExecutor(context=node.context)  # one thread: its overhead once
-        self.executor.add_node(node)
-        self._stop = threading.Event()
-        self.thread = threading.Thread(target=self._spin, name=name, daemon=True)
-        self.thread.start()
-
-    def _spin(self) -> None:
-        try:
-            while not self._stop.is_set() and self.executor.context.ok():
-                self.executor.spin_once(timeout_sec=0.2)
-        except Exception:  # noqa: BLE001 - the context going away under us is a clean end
-            if not self._stop.is_set() and self.executor.context.ok():
-                traceback.print_exc()
-
-    def request_stop(self) -> None:
-        self._stop.set()
-        try:
-            self.executor.wake()
-        except Exception:  # noqa: BLE001
-            pass
-
-    def join(self) -> None:
-        self.thread.join(timeout=2.0)
-        if not self.thread.is_alive():
-            self.executor.shutdown(timeout_sec=0.5)
 
 
 if __name__ == "__main__":

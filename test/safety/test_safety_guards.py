@@ -277,3 +277,15 @@ def test_stop_inputs_take_topic_remaps_only():
     assert stop_input_args(argv) == ["--ros-args", "-r", "/cookwala/estop:=/kitchen/estop"]
     assert stop_input_args(["safety_monitor"]) == []
     assert json.dumps(stop_input_args(None)) == "[]"
+
+
+def test_the_shipped_parameter_file_lists_every_parameter_with_its_default(repo_root):
+    import yaml
+
+    from cookwala_ros.ros.safety_monitor_params import SPECS
+
+    shipped = yaml.safe_load((repo_root / "config" / "safety" / "safety_monitor.yaml").read_text())
+    params = shipped["safety_monitor"]["ros__parameters"]
+    assert params == {spec.name: spec.default for spec in SPECS}
+    for spec in SPECS:
+        assert spec.problem(spec.default) is None, spec.name
