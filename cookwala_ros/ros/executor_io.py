@@ -61,7 +61,6 @@ from cookwala_ros.ros.monitor_watch import MonitorWatch
 
 SOURCE = "executor"  # HeaterCommand.source of the executor's own commands
 UNGUARDED = "none"  # safety_monitor_node parameter value: run without a monitor whatever the device file says
-KEEPALIVE_MIN_GAP_S = 0.04  # keepalive() skips a re-send this soon after the last heater command
 POSE_TOLERANCE_RAD = 0.01
 MOVING_RAD_S = 1e-3
 REACHABLE_S = 60.0  # CORE §6.6: present, or reachable within one minute
@@ -197,13 +196,14 @@ class DeviceIO:
             self.latch(why)
         return why
 
-    def keepalive(self, hung: bool = False) -> None:
-        """Re-send the heat-on command in force (steady clock), unless latched or the tick hangs."""
+    def keepalive(self, min_gap_s: float = 0.0, hung: bool = False) -> None:
+        """Re-send the heat-on command in force (steady clock) unless one went out within
+        `min_gap_s`, the latch holds or the control tick hangs."""
         with self._cmd_lock:
             msg = self._keepalive
             if msg is None or self._latch is not None or hung:
                 return
-            if time.monotonic() - self._heater_sent_at < KEEPALIVE_MIN_GAP_S:
+            if time.monotonic() - self._heater_sent_at < min_gap_s:
                 return
             msg.stamp = self.node.get_clock().now().to_msg()
             self.heater_pub.publish(msg)

@@ -139,7 +139,9 @@ class ExecutorNode(Node):
         self.create_timer(1.0 / values["heartbeat_hz"], self._heartbeat, callback_group=housekeeping, clock=self._steady)
         self.create_timer(1.0, self._diagnostics, callback_group=housekeeping, clock=self._steady)
         self.create_timer(MONITOR_CHECK_S, self._check_monitor, callback_group=guard, clock=self._steady)
-        self.create_timer(values["heater_keepalive_s"], self._keepalive, callback_group=guard, clock=self._steady)
+        self._keepalive_s = values["heater_keepalive_s"]
+        self.create_timer(self._keepalive_s, self._keepalive, callback_group=MutuallyExclusiveCallbackGroup(),
+                          clock=self._steady)
         self.create_service(Stop, "~/stop", self._on_stop, callback_group=requests)
         self.create_service(Resume, "~/resume", self._on_resume, callback_group=requests)
         self.create_service(GetExecution, "~/get_execution", self._on_get_execution, callback_group=requests)
@@ -250,7 +252,8 @@ class ExecutorNode(Node):
 
     def _keepalive(self) -> None:
         started = self._tick_started
-        self.io.keepalive(hung=started is not None and time.monotonic() - started > TICK_HUNG_S)
+        self.io.keepalive(min_gap_s=0.5 * self._keepalive_s,
+                          hung=started is not None and time.monotonic() - started > TICK_HUNG_S)
 
     def _heartbeat(self) -> None:
         self._heartbeat_count += 1
