@@ -82,10 +82,11 @@ class DeviceIO:
         self._latch: str | None = None  # why commands other than heat-off/halt are held back
         self._latch_seq = 0  # counts latch events (a new execution releases only with none since its check)
         self._admit_seq = 0
+        self._monitor_lost: str | None = None  # the monitor went missing since the last release (sticky)
         self._keepalive: HeaterCommand | None = None  # the heat-on command in force, re-sent by keepalive()
         self._heater_sent_at = 0.0
         self.dropped = 0  # commands held back by the latch (diagnostics, tests)
-        self._started = time.monotonic()
+        self._started = self._last_check = time.monotonic()
         self.heater_state_timeout_s = values["heater_state_timeout_s"]
         self.joint_state_timeout_s = values["joint_state_timeout_s"]
         self._heater_at: float | None = None  # steady receipt times
@@ -123,7 +124,7 @@ class DeviceIO:
         guard_group = guard_group or group
         node.create_subscription(SafetyStatus, section.get("safety_status_topic") or "/cookwala/safety/status", self._on_safety, qos.latched(), callback_group=guard_group)
         node.create_subscription(HeaterCommand, heater.get("command_topic", "/heater/command"), self._on_heater_command,
-                                 qos.command(), callback_group=guard_group)
+                                 qos.command(), callback_group=group)
         self.safety_stop = node.create_client(Stop, f"{monitor}/stop", callback_group=group) if monitor else None
         self.safety_limits_client = (node.create_client(GetSafetyLimits, f"{monitor}/get_safety_limits",
                                                         callback_group=group) if monitor else None)
@@ -183,16 +184,23 @@ class DeviceIO:
         with self._cmd_lock:
             if self._latch is not None and self._latch_seq == self._admit_seq and self.safety_hold_now() is None:
                 self.node.get_logger().info(f"stop latch released for a new execution (was: {self._latch})")
-                self._latch = None
+                self._latch = self._monitor_lost = None
             return self._latch is None
 
-    def check_monitor(self) -> str | None:
-        """Steady-clock check: when the guarding monitor has just gone missing, cut heat and halt
-        (latched) and return why; None otherwise."""
+    def check_monitor(self, period_s: float) -> str | None:
+        """Steady-clock check every `period_s`: when the guarding monitor has just gone missing, cut
+        heat and halt (latched) and return why; None otherwise. After a stall of this process (the
+        check itself came late) the statuses queued meanwhile are read first: judged next time."""
         now = time.monotonic()
+        stalled = now - self._last_check > 3 * period_s
+        self._last_check = now
+        if stalled:
+            return None
         with self._lock:
             why = self.watch.check(now)
         if why is not None:
+            with self._cmd_lock:
+                self._monitor_lost = why  # the running execution stops on it even if a status comes back
             self.latch(why)
         return why
 
@@ -281,8 +289,8 @@ class DeviceIO:
             heater, joints = self.heater_state, self.joints
             heater_age = steady - (self._heater_at if self._heater_at is not None else self._started)
             joints_age = steady - (self._joints_at if self._joints_at is not None else self._started)
-            safety_fault = self.watch.missing(steady)
-            armed = self.watch.may_cook(steady)
+            safety_fault = self._monitor_lost or self.watch.missing(steady)
+            armed = self.watch.may_cook(steady) and self._monitor_lost is None
         faults: dict = {}
         heater_stale = self.has_heater and heater_age > self.heater_state_timeout_s
         joints_stale = self.has_arm and joints_age > self.joint_state_timeout_s

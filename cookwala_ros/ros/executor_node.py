@@ -122,7 +122,7 @@ class ExecutorNode(Node):
         sensing = MutuallyExclusiveCallbackGroup()
         requests = ReentrantCallbackGroup()
         housekeeping = MutuallyExclusiveCallbackGroup()
-        guard = MutuallyExclusiveCallbackGroup()  # safety status, foreign heat-off, monitor check, keep-alive
+        guard = MutuallyExclusiveCallbackGroup()  # the safety status and the monitor check
         self._tick_started: float | None = None
         self.io = DeviceIO(self, device, values, sensing, guard)
         self.io.disabled = set(comma_list(values["disabled_sensors"]))
@@ -240,7 +240,7 @@ class ExecutorNode(Node):
                                       "requestedBy": "executor", "reason": reason[:300]})
 
     def _check_monitor(self) -> None:
-        why = self.io.check_monitor()  # heat is cut and the arm halted (latched) before this returns
+        why = self.io.check_monitor(MONITOR_CHECK_S)  # heat is cut and the arm halted (latched) before this returns
         if why is None:
             return
         self.get_logger().error(f"{why}: heat cut, arm halted; new executions are refused until it is armed again")
