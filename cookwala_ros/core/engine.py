@@ -90,6 +90,7 @@ class RecipeRun:
         self._stop_sent = False
         self._was_armed: bool | None = None
         self._fault_handled = False
+        self._arm_fault_handled = False
         self._heater_last: tuple | None = None
         self._heater_last_at = -1e9
         self._setup: dict | None = None
@@ -346,19 +347,30 @@ class RecipeRun:
         self.estimate.correct(pan_c=pan, medium_c=medium)
 
     def _safety(self, obs: Observation) -> None:
+        details = obs.fault_details or {}
+        node = self.runner.node_id if self.runner else None
         fault = obs.heater_fault
         if fault and "sensor" not in fault.lower() and not self._fault_handled:
             self._fault_handled = True
-            at = self.iso(obs.now_s)
-            node = self.runner.node_id if self.runner else None
-            self.builder.safety_event(at, f"heater.{fault}", "cut_heat", node)
+            self.builder.safety_event(self.iso(obs.now_s), f"heater.{fault}", "cut_heat", node)
             kind = "cw.incident.overheat" if "temp" in fault.lower() else "cw.incident.equipment_failure"
-            self.incident(self.runner, kind, f"heater reports fault {fault}")
-            self.stop(f"heater fault: {fault}")
-        if self._was_armed and not obs.safety_armed and self.state != "stopping":
-            self.builder.safety_event(self.iso(obs.now_s), "safety_monitor", "stop_all",
-                                      self.runner.node_id if self.runner else None)
-            self.stop("the safety monitor tripped")
+            detail = details.get("heater") or f"heater reports fault {fault}"
+            self.incident(self.runner, kind, detail)
+            self.stop(f"heater fault: {fault}" + (f" ({detail})" if "heater" in details else ""))
+        if obs.arm_fault and not self._arm_fault_handled:  # e.g. a silent arm driver: stirs would never happen
+            self._arm_fault_handled = True
+            self.builder.safety_event(self.iso(obs.now_s), f"arm.{obs.arm_fault}", "stop_all", node)
+            detail = details.get("arm") or f"arm reports fault {obs.arm_fault}"
+            self.incident(self.runner, "cw.incident.equipment_failure", detail)
+            self.stop(f"arm fault: {obs.arm_fault} ({detail})")
+        # a monitor that tripped reports its own incident; one that is gone or silent cannot
+        if not obs.safety_armed and self.state != "stopping" and (self._was_armed or obs.safety_fault):
+            self.builder.safety_event(self.iso(obs.now_s), "safety_monitor", "stop_all", node)
+            if obs.safety_fault:
+                self.incident(self.runner, "cw.incident.equipment_failure", obs.safety_fault)
+                self.stop(f"safety monitor lost: {obs.safety_fault}")
+            else:
+                self.stop("the safety monitor tripped")
         self._was_armed = bool(obs.safety_armed)
 
     def _tick_accepted(self, obs: Observation, dt: float) -> None:

@@ -177,7 +177,9 @@ class LiveKitchen:
         specs = manifest.node_specs({
             "real_time_factor": self.rtf, "clock_rate_hz": min(1000.0, max(100.0, self.rtf * 10.0)), "http_port": self.http_port, "data_dir": str(self.data_dir),
             "device_file": self.device_file, "disabled_sensors": self.disabled_sensors,
-            "medium_sensor_fault": self.medium_sensor_fault})
+            "medium_sensor_fault": self.medium_sensor_fault},
+            # without the monitor the executor must be told it runs unguarded (else it refuses to cook)
+            overrides=None if self.with_safety_monitor else {"executor": {"safety_monitor_node": "none"}})
         if not self.with_safety_monitor:
             specs = [s for s in specs if s.name != "safety_monitor"]
         return [ProcessSpec(s.name, bringup.node_command(s, resolver=_resolver), s.required) for s in specs]
