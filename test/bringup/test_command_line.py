@@ -14,7 +14,7 @@ from cookwala_ros.bringup import NodeSpec
 
 def spec(**fields) -> NodeSpec:
     base = dict(package="cookwala_ros", executable="arm_sim", name="arm", namespace="", parameters={},
-                param_files=(), remappings=(), required=True)
+                param_files=(), remappings=())
     base.update(fields)
     return NodeSpec(**base)
 
