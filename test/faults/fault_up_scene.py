@@ -168,8 +168,25 @@ class Watcher:
     def wait(self, predicate, timeout: float, what: str) -> None:
         deadline = time.monotonic() + timeout
         while not predicate():
-            assert time.monotonic() < deadline, f"{what}: not within {timeout} s (status {self.state_label})"
+            assert time.monotonic() < deadline, f"{what}: not within {timeout} s (monitor {self.describe_status()})"
             time.sleep(0.005)
+
+    def describe_status(self) -> str:
+        status = self.status
+        if status is None:
+            return "none"
+        return f"{status.state_label}, last trigger {status.last_trigger!r}: {status.last_trigger_detail}"
+
+    def armed_before_cooking(self, timeout: float = 60.0) -> None:
+        """Wait for an armed monitor; a stop latched before the cook (e.g. a false heartbeat loss on
+        a loaded host at a short lease) is reset locally, as a person would, and waited out again."""
+        deadline = time.monotonic() + timeout
+        while self.state_label != "armed":
+            assert time.monotonic() < deadline, f"the safety monitor armed before cooking: not within {timeout} s " \
+                f"(monitor {self.describe_status()})"
+            if self.state_label in ("stopped", "fault"):
+                self.reset_safety()
+            time.sleep(0.5)
 
     @property
     def state_label(self) -> str:

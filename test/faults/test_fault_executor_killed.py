@@ -58,7 +58,7 @@ def wait_heating(watcher: Watcher, base: str, execution: str, timeout: float = 1
     deadline = time.monotonic() + timeout
     while True:
         state = get(base, f"/v1/executions/{execution}")["state"]
-        assert state not in FINAL, f"the cook ended ({state}) before the kill"
+        assert state not in FINAL, f"the cook ended ({state}) before the kill (monitor {watcher.describe_status()})"
         if state == "running" and watcher.last_medium_c > 50.0 and watcher.power_w > 0:
             return
         assert time.monotonic() < deadline, f"no heating within {timeout} s (medium {watcher.last_medium_c})"
@@ -77,7 +77,7 @@ def test_executor_sigkill_under_up_kitchen_ends_safe_and_recovers(tmp_path, clos
     scene = UpScene(tmp_path / "up.log", scene_args(tmp_path, port, lease_s))
     closing(scene)
     wait_http(base, proc=scene.proc)
-    watcher.wait(lambda: watcher.state_label == "armed", 60.0, "the safety monitor armed")
+    watcher.armed_before_cooking()
 
     execution = start_cook(base, recipe, key=f"killed-{time.time_ns()}")
     assert execution["state"] == "accepted", execution
@@ -102,7 +102,7 @@ def test_executor_sigkill_under_up_kitchen_ends_safe_and_recovers(tmp_path, clos
 
     # the monitor outlived the executor, halted and latched; the supervisor kept the scene up
     watcher.wait(lambda: watcher.state_label in ("stopped", "fault"), 10.0, "the monitor latched")
-    print(f"monitor: {watcher.state_label}, trigger {watcher.status.last_trigger!r}: {watcher.status.last_trigger_detail}")
+    print(f"monitor: {watcher.describe_status()}")
     assert monitor.is_running() and monitor.status() != "zombie", "the safety monitor died with the executor"
     assert scene.proc.poll() is None, f"the supervisor tore the scene down:\n{scene.output()[-3000:]}"
     assert all(p.is_running() and p.status() != "zombie" for p in plant)
