@@ -243,10 +243,18 @@ def test_a_continue_node_that_dies_is_reported_with_its_restart_line_and_the_sce
         sup.stop()
 
 
-def test_watch_returns_once_no_child_is_left():
+def test_watch_returns_once_no_child_is_left(tmp_path):
+    marker = tmp_path / "a-done"
     sup = Supervisor([
-        ProcessSpec("a", py("import time; time.sleep(0.2)"), required=False),
-        ProcessSpec("b", py("import sys, time; time.sleep(0.4); sys.exit(5)"), required=False),
+        ProcessSpec("a", py(f"import pathlib, time; time.sleep(0.2); pathlib.Path({str(marker)!r}).touch()"),
+                    required=False),
+        ProcessSpec("b", py(f"""
+            import pathlib, sys, time
+            while not pathlib.Path({str(marker)!r}).exists():
+                time.sleep(0.01)
+            time.sleep(0.3)
+            sys.exit(5)
+        """), required=False),
     ], output=io.StringIO())
     sup.start()
     try:
