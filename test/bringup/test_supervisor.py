@@ -208,9 +208,9 @@ def test_stop_goes_group_by_group_in_stop_order(tmp_path):
         ProcessSpec("monitor", _stops_slowly("monitor", record), stop_order=1),
         ProcessSpec("executor", _stops_slowly("executor", record), stop_order=0),
         ProcessSpec("client", _stops_slowly("client", record), stop_order=0),
-    ], output=io.StringIO())
+    ], output=(out := io.StringIO()))
     sup.start()
-    time.sleep(1.0)  # every child is in its sleep
+    assert wait_for(lambda: out.getvalue().count(" ready") == 5), out.getvalue()  # every child is in its sleep
     codes = sup.stop()
     assert set(codes) == {"clock", "plant", "monitor", "executor", "client"}
     events = [line.split() for line in record.read_text().splitlines()]
