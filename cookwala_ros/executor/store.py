@@ -8,9 +8,10 @@ idempotency record of a request are committed together or not at all. One connec
 threads, serialised by a lock: the executor's write rate (a few per second) does not need more.
 
 One executor per data dir: opening a Store takes an exclusive `flock` on `executor.lock` in the
-data dir (held until `close()` or the process's death, which the kernel notices even after a
-SIGKILL) before the database is touched, so a second executor exits with DataDirInUse naming the
-pid that holds it and cannot mark the first one's live execution failed.
+data dir (held until the process's last Store of that dir is closed, or the process dies, which
+the kernel notices even after a SIGKILL) before the database is touched, so a second executor
+process exits with DataDirInUse naming the pid that holds it and cannot mark the first one's live
+execution failed. Stores of one process share the lock (tests open a dir twice to play a restart).
 
 The running log's temperature trace is appended row by row to `trace_rows` as the engine samples
 it (commits without an fsync: cheap, and they survive a process crash), so a crash loses at most
@@ -100,13 +101,38 @@ class DataDirInUse(ValueError):
     """Another process holds the data dir's lock (a ValueError: a node reports it in one line)."""
 
 
-def lock_data_dir(folder: pathlib.Path) -> int:
-    """Take the data dir's exclusive lock; returns the open descriptor that holds it.
+_HELD: dict[str, list[int]] = {}  # lock file path -> [descriptor, Stores of this process using it]
+_HELD_LOCK = threading.Lock()
+
+
+def lock_data_dir(folder: pathlib.Path) -> str:
+    """Take the data dir's exclusive lock for this process; returns the key to `unlock_data_dir`.
 
     Raises DataDirInUse naming the folder and the holder's pid (written into the lock file by
     the holder). The descriptor is not inherited by child processes (Python's default).
     """
-    path = folder / LOCK_NAME
+    key = os.path.realpath(folder / LOCK_NAME)
+    with _HELD_LOCK:
+        held = _HELD.get(key)
+        if held is not None:
+            held[1] += 1
+            return key
+        _HELD[key] = [_flock(folder, pathlib.Path(key)), 1]
+    return key
+
+
+def unlock_data_dir(key: str) -> None:
+    with _HELD_LOCK:
+        held = _HELD.get(key)
+        if held is None:
+            return
+        held[1] -= 1
+        if held[1] <= 0:
+            del _HELD[key]
+            os.close(held[0])
+
+
+def _flock(folder: pathlib.Path, path: pathlib.Path) -> int:
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -134,7 +160,7 @@ class Store:
         self.dir = pathlib.Path(data_dir).expanduser()
         self.dir.mkdir(parents=True, exist_ok=True)
         self.path = self.dir / DB_NAME
-        self._lock_fd: int | None = lock_data_dir(self.dir)  # before the database is opened
+        self._lock_key: str | None = lock_data_dir(self.dir)  # before the database is opened
         self._lock = threading.RLock()
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
         self._db.execute("PRAGMA journal_mode=WAL")
@@ -173,10 +199,10 @@ class Store:
             self.release_lock()
 
     def release_lock(self) -> None:
-        """Give up the data dir's lock (what the process's death does; tests play a crash with it)."""
-        fd, self._lock_fd = self._lock_fd, None
-        if fd is not None:
-            os.close(fd)
+        """Give up this Store's hold on the data dir's lock (the process's last one frees it)."""
+        key, self._lock_key = self._lock_key, None
+        if key is not None:
+            unlock_data_dir(key)
 
     def _one(self, sql: str, args: tuple = ()) -> tuple | None:
         with self._lock:

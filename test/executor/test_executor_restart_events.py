@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
+import subprocess
+import sys
 import time
-
-import pytest
 
 from executor_recipes import boil_recipe, request_for
 from cookwala_ros.core import schemas
 from cookwala_ros.core.execution_log import TRACE_FIELD
 from cookwala_ros.executor.service import ExecutorService
 from cookwala_ros.executor.status import REASON_KEY
-from cookwala_ros.executor.store import DataDirInUse
 from executor_kitchen import KitchenPorts, drive
 
 
@@ -82,7 +82,20 @@ def test_crash_mid_run_then_restart_marks_failed_and_keeps_events_and_log(device
         crashed.close()
 
 
-def test_a_second_service_on_a_locked_data_dir_refuses_and_touches_nothing(device_config, install, kitchen):
+SECOND_SERVICE = """
+import sys
+from cookwala_ros.device import load_device_config
+from cookwala_ros.executor.config import ExecutorConfig
+from cookwala_ros.executor.service import ExecutorService
+try:
+    ExecutorService(ExecutorConfig.from_device(load_device_config(), data_dir=sys.argv[1]), poll_recalls=False)
+except ValueError as exc:
+    print(type(exc).__name__, exc)
+    sys.exit(2)
+"""
+
+
+def test_a_second_process_on_a_locked_data_dir_refuses_and_touches_nothing(device_config, install, kitchen):
     recipe = boil_recipe(minutes=10)
     install(recipe)
     config = device_config()
@@ -91,21 +104,20 @@ def test_a_second_service_on_a_locked_data_dir_refuses_and_touches_nothing(devic
         status, _ = running.start_execution(request_for(recipe))
         drive(running, kitchen, lambda: running.get_status(status["id"])["state"] == "running", max_s=60)
         before = running.store.execution(status["id"])
-        with pytest.raises(DataDirInUse) as caught:
-            ExecutorService(config, KitchenPorts(kitchen), clock=lambda: kitchen.now)
-        message = str(caught.value)
-        assert str(config.data_dir) in message and "in use by another executor" in message
-        import os
-
-        assert f"pid {os.getpid()}" in message
-        assert isinstance(caught.value, ValueError)  # node_main reports it in one line
+        second = subprocess.run([sys.executable, "-c", SECOND_SERVICE, str(config.data_dir)],
+                                capture_output=True, text=True, timeout=120)
+        assert second.returncode == 2, second.stdout + second.stderr
+        assert second.stdout.strip() == (f"DataDirInUse data_dir {config.data_dir} is in use by another executor "
+                                         f"(pid {os.getpid()}); one executor per data dir"), second.stderr
         row = running.store.execution(status["id"])
         assert (row.state, row.seq, row.final) == (before.state, before.seq, False)
         drive(running, kitchen, lambda: kitchen.heater.thermal.medium_c > 40, max_s=600)
         assert running.get_status(status["id"])["state"] == "running"  # it cooks on
     finally:
         running.close()
-    ExecutorService(config, KitchenPorts(kitchen), clock=lambda: kitchen.now).close()  # free once closed
+    free = subprocess.run([sys.executable, "-c", SECOND_SERVICE, str(config.data_dir)],
+                          capture_output=True, text=True, timeout=120)
+    assert free.returncode == 0, free.stdout + free.stderr  # free once the holder closed it
 
 
 def test_events_are_stable_and_every_seq_arrives_once_in_order(service, install, kitchen):
