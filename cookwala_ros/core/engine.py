@@ -196,6 +196,11 @@ class RecipeRun:
         self._cmd.heater = command
         self._heater_last, self._heater_last_at = command, now
 
+    @property
+    def heater_setup(self) -> dict | None:
+        """What the hob was last told is in the pot ({medium, mass_kg, lid}), or None."""
+        return self._setup
+
     def arm_to(self, pose: str) -> None:
         self._cmd.arm_pose = pose
 
@@ -274,7 +279,7 @@ class RecipeRun:
         if target is None or self.state == "stopping":
             return False
         self._stop_reason = reason or "stop requested"
-        self._end_step(deviation=("other", f"stopped: {self._stop_reason}"))
+        self._end_step(deviation=("other", f"stopped: {self._stop_reason}"), finished=False)
         self._set_state(target)
         self._phase_s = 0.0
         self._stop_sent = False
@@ -487,14 +492,19 @@ class RecipeRun:
                                    "kind": runner.kind})
         self._handle(runner.tick(obs, 0.0, True), obs)
 
-    def _end_step(self, deviation: tuple[str, str] | None = None) -> None:
+    def _end_step(self, deviation: tuple[str, str] | None = None, finished: bool = True) -> None:
+        """Close the current step's record: a finished step goes to `steps` with its envelope
+        verdict, an unfinished one (stopped) to the log's unfinished steps without one."""
         runner = self.runner
         if runner is None or runner.recorder is None:
             return
         if deviation is not None:
             self.deviation(runner, *deviation)
-        record = runner.record(self.iso(self._now()))
-        self.builder.add_step(record)
+        record = runner.record(self.iso(self._now()), finished)
+        if finished:
+            self.builder.add_step(record)
+        else:
+            self.builder.add_unfinished(record)
         self.emit("step_ended", record)
         self.runner = None
 
@@ -539,5 +549,5 @@ class RecipeRun:
         outcome = OUTCOME_FOR_STATE.get(self.state, "partial")
         open_step = None
         if self.runner is not None and self.runner.recorder is not None and not self.is_final:
-            open_step = self.runner.record(None)
+            open_step = self.runner.record(None, finished=False)
         return self.builder.build(outcome, self._ended_at, open_step)
