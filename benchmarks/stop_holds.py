@@ -8,7 +8,8 @@ steady clock, releases the input and resets the monitor locally.
 
 Prints per input: trials, trials that violated the acceptance (a stop that did not land in time,
 or anything asking for heat or motion after 0 W / standstill), trials re-energised after 0 W,
-trials where heat was asked for after a halt but before the hob reported 0 W, and p50/p99/max of
+trials where the arm was commanded or moved again after standstill, trials where heat was asked
+for after a halt but before the hob reported 0 W, and p50/p99/max of
 trigger -> 0 W and trigger -> standstill (first heater state <= 1 W after a heater-off command,
 first joint state below 0.01 rad/s after a halt). Asserts nothing.
 
@@ -85,9 +86,9 @@ def main() -> int:
                                       "monitor_off_s": t.monitor_off_s, "monitor_still_s": t.monitor_still_s,
                                       "monitor_state": t.monitor_state, "violations": t.violations,
                                       "before_off": t.before_off, "wall_s": t.wall_s, "phases": t.phases}) + "\n")
-    print(f"\n{'input':<10}{'n':>4}{'violated':>10}{'re-energised':>14}{'heat before 0 W':>17}"
+    print(f"\n{'input':<10}{'n':>4}{'violated':>10}{'re-energised':>14}{'moved again':>13}{'heat before 0 W':>17}"
           f"  {'trigger->0 W [ms]':>26}  {'trigger->standstill [ms]':>26}  {'trial [s]':>9}")
-    print(f"{'':<55}" + "  ".join(f"{'p50':>8} {'p99':>8} {'max':>8}" for _ in range(2)) + f"  {'p50':>9}")
+    print(f"{'':<68}" + "  ".join(f"{'p50':>8} {'p99':>8} {'max':>8}" for _ in range(2)) + f"  {'p50':>9}")
     for name in inputs:
         mine = [t for t in trials if t.input == name]
         cells = []
@@ -95,13 +96,19 @@ def main() -> int:
             values = [getattr(t, key) * 1000 for t in mine]
             cells.append(f"{pct(values, 50):8.1f} {pct(values, 99):8.1f} {pct(values, 100):8.1f}")
         print(f"{name:<10}{len(mine):>4}{sum(bool(t.violations) for t in mine):>10}"
-              f"{sum(t.re_energised for t in mine):>14}{sum(bool(t.before_off) for t in mine):>17}  "
+              f"{sum(t.re_energised for t in mine):>14}{sum(t.re_moved for t in mine):>13}"
+              f"{sum(bool(t.before_off) for t in mine):>17}  "
               + "  ".join(cells) + f"  {pct([t.wall_s for t in mine], 50):9.2f}")
     bad = [t for t in trials if t.violations]
     if bad:
         print("\nviolations:")
         for t in bad:
             print(f"  {t.line()}")
+    if runner.spurious:
+        print(f"\ncooks restarted before the trigger ({len(runner.spurious)}): monitor stopped on its own, or no heat "
+              "with motion:")
+        for why in sorted(set(runner.spurious)):
+            print(f"  {runner.spurious.count(why)} x {why}")
     print(f"\n{len(trials)} trials in {time.monotonic() - started:.0f} s wall")
     return 0
 

@@ -96,7 +96,11 @@ class Trial:
 
     @property
     def re_energised(self) -> bool:
-        return any(v.startswith(("heat", "HeaterCommand")) for v in self.violations)
+        return any(v.startswith(("heater state", "HeaterCommand")) for v in self.violations)
+
+    @property
+    def re_moved(self) -> bool:
+        return any(v.startswith(("arm moving", "JointTrajectory")) for v in self.violations)
 
     def line(self) -> str:
         return (f"{self.input} #{self.index}: 0 W {self.off_s * 1000:.0f} ms, still {self.still_s * 1000:.0f} ms, "
@@ -165,6 +169,7 @@ class StopTrials:
         self.recipe = json.loads(RECIPE.read_text(encoding="utf-8"))
         self.count = 0
         self.log = log
+        self.spurious: list[str] = []  # stops the monitor made on its own, cooks that did not start
 
     def close(self) -> None:
         self.http.close()
@@ -245,14 +250,40 @@ class StopTrials:
         raise TimeoutError(f"safety monitor not re-armed within {timeout_s:g} s: "
                            f"{answer.message if answer else self.watch.safety_label()}")
 
+    def cooking(self, phase, attempts: int = 5) -> str:
+        """Start a cook and wait until the hob delivers power while the arm moves; its execution id.
+
+        A stop the monitor makes on its own meanwhile (e.g. heartbeat loss on a loaded host) or a
+        cook that does not get going is recorded in `self.spurious`; the cook is stopped, the
+        monitor reset and the start tried again.
+        """
+        w = self.watch
+        for _ in range(attempts):
+            if w.safety_label() != "armed":
+                self.rearm()
+            since = time.monotonic()
+            execution = self.start_cook()
+            phase("accepted")
+            deadline = time.monotonic() + 30.0
+            while time.monotonic() < deadline and w.safety_label() == "armed":
+                if w.cooking_since(since, MIN_POWER_W, MIN_SPEED) and w.moving_now(MIN_SPEED) and w.hot_now(MIN_POWER_W):
+                    phase("cooking")
+                    return execution
+                time.sleep(0.005)
+            status = w.status
+            why = (f"monitor {status.state_label} after {status.last_trigger}: {status.last_trigger_detail}"
+                   if w.safety_label() != "armed" else "no hob power with arm motion within 30 s")
+            self.spurious.append(why)
+            self.http.post(f"/v1/executions/{execution}/stop")
+            self.wait_final(execution)
+            phase("retry")
+        raise TimeoutError(f"no cook with heat and motion in {attempts} attempts: {'; '.join(self.spurious[-attempts:])}")
+
     # -- one trial --------------------------------------------------------------------------------
     def run(self, name: str, index: int = 0) -> Trial:
         w = self.watch
         begin = time.monotonic()
         w.forget_before(begin - 2.0)
-        if w.safety_label() != "armed":
-            self.release(name)
-            self.rearm()
         trial = Trial(name, index)
         mark = [begin]
 
@@ -261,12 +292,7 @@ class StopTrials:
             trial.phases[label] = round(now - mark[0], 3)
             mark[0] = now
 
-        execution = self.start_cook()
-        phase("accepted")
-        w.wait_for(lambda: w.cooking_since(begin, MIN_POWER_W, MIN_SPEED), 30.0,
-                   "hob power and arm motion after the start")
-        w.wait_for(lambda: w.moving_now(MIN_SPEED) and w.hot_now(MIN_POWER_W), 10.0, "the arm moving, hob on")
-        phase("cooking")
+        execution = self.cooking(phase)
         t0 = self.fire(name, execution)
         try:
             w.wait_for(lambda: any(s.t > t0 and s.label in ("stopped", "fault") and not math.isnan(s.heat_off_latency_s)
@@ -306,6 +332,7 @@ def summary(trials: list[Trial]) -> str:
         mine = [t for t in trials if t.input == name]
         bad = [t for t in mine if t.violations]
         lines.append(f"{name}: {len(bad)} of {len(mine)} trials violated ({sum(t.re_energised for t in mine)} "
-                     f"re-energised); trial wall time p50 {pct([t.wall_s for t in mine], 50):.2f} s")
+                     f"re-energised, {sum(t.re_moved for t in mine)} moved again); "
+                     f"trial wall time p50 {pct([t.wall_s for t in mine], 50):.2f} s")
         lines += [f"  {t.line()}" for t in bad]
     return "\n".join(lines)

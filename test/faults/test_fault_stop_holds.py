@@ -43,7 +43,11 @@ def stop_trials():
 @pytest.mark.timeout(120 + TRIALS * 8)
 @pytest.mark.parametrize("stop_input", INPUTS)
 def test_stop_holds_until_reset(stop_input, stop_trials):
+    spurious = len(stop_trials.spurious)
     trials = [stop_trials.run(stop_input, i) for i in range(TRIALS)]
     report = summary(trials)
+    if len(stop_trials.spurious) > spurious:  # not this acceptance; issue 16 item 14 tracks false stops
+        report += "\ncooks restarted (monitor stopped on its own, or no heat with motion): " + "; ".join(
+            stop_trials.spurious[spurious:])
     print(report)
     assert not any(t.violations for t in trials), f"the stop did not hold after {stop_input}:\n{report}"
