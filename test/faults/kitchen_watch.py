@@ -15,6 +15,7 @@ else in test/faults.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import json
 import math
@@ -43,25 +44,29 @@ MONITOR_NODE = "/safety_monitor"
 HEAT_OFF_W = 1.0  # the monitor's heat_off_power_w: a heater state at or below this is 0 W
 STILL_RAD_S = 0.01  # the monitor's standstill_velocity
 HOLD_TOLERANCE_RAD = 0.05  # a one-point trajectory this close to where the arm is = hold, not motion
+RECENT_S = 0.03  # "where the arm is": its joint positions over this long [s, steady clock]
 
 
-def hold_deviation(msg: JointTrajectory, positions: dict[str, float]) -> float:
-    """How far [rad] a trajectory would move the arm from `positions`; 0.0 for a halt.
+def hold_deviation(msg: JointTrajectory, recent: list[dict[str, float]]) -> float:
+    """How far [rad] a trajectory would take the arm from where it just was; 0.0 for a halt.
 
     A halt is an empty trajectory (the stack's halt before issue 16) or joint names plus one
-    point at the current position with no velocity (the JointTrajectoryController hold).
+    point with no velocity at the arm's position (the JointTrajectoryController hold). `recent`
+    are the joint positions of the last few tens of milliseconds: a hold built from a joint
+    state a few messages old is still a hold.
     """
     if not msg.points:
         return 0.0
-    worst = 0.0
-    for point in msg.points:
-        if any(abs(v) > 1e-9 for v in point.velocities):
+    if len(msg.points) > 1 or any(abs(v) > 1e-9 for v in msg.points[0].velocities):
+        return math.inf
+    point = msg.points[0]
+
+    def distance(positions: dict[str, float]) -> float:
+        if any(name not in positions for name in msg.joint_names):
             return math.inf
-        for name, target in zip(msg.joint_names, point.positions):
-            if name not in positions:
-                return math.inf
-            worst = max(worst, abs(target - positions[name]))
-    return worst
+        return max((abs(t - positions[n]) for n, t in zip(msg.joint_names, point.positions)), default=0.0)
+
+    return min((distance(p) for p in recent), default=math.inf)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -132,7 +137,7 @@ class KitchenWatch:
         self.joints: list[Sample] = []
         self.safety: list[SafetySample] = []
         self.events: list[tuple[float, str, dict]] = []
-        self.positions: dict[str, float] = {}
+        self._recent: collections.deque = collections.deque(maxlen=200)  # (t, positions by joint name)
         self.status: SafetyStatus | None = None
         self._publishers: dict[tuple[str, bytes], str] = {}
         node.create_subscription(HeaterCommand, HEATER_COMMAND_TOPIC, self._on_heat_cmd, qos.command(100))
@@ -178,7 +183,8 @@ class KitchenWatch:
     def _on_trajectory(self, msg: JointTrajectory, info) -> None:
         t = time.monotonic()
         with self._lock:
-            deviation = hold_deviation(msg, self.positions)
+            recent = [p for at, p in self._recent if at >= t - RECENT_S] or [p for _, p in list(self._recent)[-1:]]
+        deviation = hold_deviation(msg, recent)
         cmd = TrajCmd(t, len(msg.points), deviation, self._publisher(TRAJECTORY_TOPIC, info))
         with self._lock:
             self.trajectories.append(cmd)
@@ -193,7 +199,7 @@ class KitchenWatch:
         fastest = max((abs(v) for v in msg.velocity), default=0.0)
         with self._lock:
             self.joints.append(Sample(t, fastest))
-            self.positions = dict(zip(msg.name, msg.position))
+            self._recent.append((t, dict(zip(msg.name, msg.position))))
 
     def _on_safety(self, msg: SafetyStatus) -> None:
         t = time.monotonic()

@@ -9,9 +9,9 @@ armed. `judge()` reads the trial from the recorded wire data (kitchen_watch), on
   reports <= 1 W within 1 s and every joint is below 0.01 rad/s within 0.5 s, and the monitor
   verifies both itself (its SafetyStatus latencies);
 - the stop holds: after the first 0 W heater state no HeaterCommand asks for heat (whoever
-  sends it) and the hob stays at 0 W; after the first standstill no trajectory other than a
-  halt (empty, or one hold point where the arm is) appears and the arm stays still; until the
-  reset.
+  sends it) and the hob stays at 0 W; after the first 0 W or standstill no trajectory other
+  than a halt (empty, or one hold point where the arm is) appears, and after the first
+  standstill the arm stays still; until the reset.
 
 Shared by test_fault_stop_holds.py and benchmarks/stop_holds.py.
 """
@@ -136,8 +136,10 @@ def judge(trial: Trial, wire: dict, t0: float, t_end: float) -> Trial:
                                     f"{max(s.value for s in hot):.0f} W, first at {ms(hot[0].t)}")
         trial.before_off = [f"{c.describe()} at {ms(c.t)}" for c in cmds
                             if (halt_heat or t0) < c.t <= t_off and c.energising]
+    settled = [t for t in (t_off, t_still) if t is not None]
+    if settled:  # motion commands count from 0 W or standstill, whichever came first
+        trial.violations += [f"{c.describe()} at {ms(c.t)}" for c in trajs if c.t > min(settled) and not c.is_halt]
     if t_still is not None:
-        trial.violations += [f"{c.describe()} at {ms(c.t)}" for c in trajs if c.t > t_still and not c.is_halt]
         moving = [s for s in wire["joints"] if t_still < s.t < t_end and s.value >= STILL_RAD_S]
         if moving:
             trial.violations.append(f"arm moving again: {len(moving)} joint states, up to "

@@ -51,3 +51,41 @@ def test_stop_holds_until_reset(stop_input, stop_trials):
             stop_trials.spurious[spurious:])
     print(report)
     assert not any(t.violations for t in trials), f"the stop did not hold after {stop_input}:\n{report}"
+
+
+def _wire(**extra):
+    """A clean stop 10 ms after a trigger at t=100: halt at +5 ms, 0 W at +20 ms, still at +30 ms."""
+    from kitchen_watch import HeatCmd, Sample, SafetySample, TrajCmd
+
+    wire = {"heat_cmds": [HeatCmd(99.9, 1, 1500.0, 0.0, "executor", "/executor"),
+                          HeatCmd(100.005, 0, 0.0, 0.0, "safety_monitor", "/safety_monitor")],
+            "trajectories": [TrajCmd(99.95, 1, 0.3, "/executor"), TrajCmd(100.005, 0, 0.0, "/safety_monitor")],
+            "heater": [Sample(99.99, 1500.0), Sample(100.02, 0.0), Sample(100.5, 0.0)],
+            "joints": [Sample(99.99, 0.8), Sample(100.01, 0.4), Sample(100.03, 0.0), Sample(100.5, 0.0)],
+            "safety": [SafetySample(100.05, "stopped", "estop", ("estop",), 0.02, 0.03)], "events": []}
+    for key, rows in extra.items():
+        wire[key] = sorted(wire[key] + rows, key=lambda r: r.t)
+    return wire
+
+
+def test_the_judge_passes_a_stop_that_holds_and_names_what_came_back():
+    from kitchen_watch import HeatCmd, Sample, TrajCmd
+    from stop_trials import Trial, judge
+
+    clean = judge(Trial("estop", 0), _wire(), 100.0, 101.0)
+    assert clean.violations == [] and round(clean.off_s, 3) == 0.02 and round(clean.still_s, 3) == 0.03
+
+    late = judge(Trial("estop", 1), _wire(heat_cmds=[HeatCmd(100.1, 1, 800.0, 0.0, "executor", "/executor")],
+                                          heater=[Sample(100.11, 800.0)],
+                                          trajectories=[TrajCmd(100.2, 1, 0.34, "/executor")],
+                                          joints=[Sample(100.25, 0.5)]), 100.0, 101.0)
+    assert late.re_energised and late.re_moved
+    text = "\n".join(late.violations)
+    assert "800 W from /executor (source=executor) at +100 ms, 80 ms after 0 W" in text, text
+    assert "motion (0.34 rad away), 1 point(s), from /executor at +200 ms" in text, text
+    assert "heater state above 0 W again" in text and "arm moving again" in text, text
+
+    slow = judge(Trial("estop", 2), _wire(heater=[Sample(100.01, 1500.0)]), 100.0, 101.0)
+    assert slow.violations == []  # a hot state before the first 0 W is the stop still landing
+    missed = judge(Trial("estop", 3), {**_wire(), "heater": [Sample(100.02, 1500.0), Sample(101.2, 0.0)]}, 100.0, 102.0)
+    assert any(v.startswith("0 W not within 1 s") for v in missed.violations), missed.violations
