@@ -185,11 +185,16 @@ class StopTrials:
         self.rearm(timeout_s=30.0)
 
     # -- the cook -----------------------------------------------------------------------------
-    def start_cook(self, timeout_s: float = 20.0) -> str:
-        """An accepted execution of the stirred saute (retried while the executor still says busy)."""
+    def start_cook(self, timeout_s: float = 30.0) -> str:
+        """An accepted execution of the stirred saute (retried while the executor still says busy;
+        the monitor is reset first when it stopped on its own)."""
         deadline = time.monotonic() + timeout_s
         last = None
         while time.monotonic() < deadline:
+            if self.watch.safety_label() != "armed":
+                status = self.watch.status
+                self.spurious.append(f"monitor {status.state_label} after {status.last_trigger} before a start")
+                self.rearm(timeout_s=max(1.0, deadline - time.monotonic()))
             self.count += 1
             body = request_for_recipe(self.recipe, key=f"stop-trial-{os.getpid()}-{time.time_ns()}-{self.count}")
             r = self.http.post("/v1/executions", json=body, headers={"content-type": MEDIA})
@@ -237,20 +242,24 @@ class StopTrials:
             self.kitchen.observer.present = True
             self.watch.presence(True)
 
-    def rearm(self, timeout_s: float = 10.0) -> None:
-        """Local reset until accepted (a released input takes a message to clear), then armed."""
+    def rearm(self, timeout_s: float = 30.0) -> None:
+        """Local reset until the monitor is armed (a released input takes a message to clear; a
+        starved host may answer slowly or trip the monitor again at once)."""
         deadline = time.monotonic() + timeout_s
-        answer = None
+        last = self.watch.safety_label()
         while time.monotonic() < deadline:
             if self.watch.safety_label() == "armed":
                 return
-            answer = self.watch.reset()
-            if answer.accepted:
-                self.watch.wait_safety("armed", timeout_s=max(0.1, deadline - time.monotonic()))
-                return
+            try:
+                answer = self.watch.reset(timeout_s=min(5.0, max(0.5, deadline - time.monotonic())))
+                last = answer.message
+                if answer.accepted:
+                    self.watch.wait_safety("armed", timeout_s=min(2.0, max(0.1, deadline - time.monotonic())))
+                    return
+            except TimeoutError as exc:
+                last = str(exc)
             time.sleep(0.05)
-        raise TimeoutError(f"safety monitor not re-armed within {timeout_s:g} s: "
-                           f"{answer.message if answer else self.watch.safety_label()}")
+        raise TimeoutError(f"safety monitor not re-armed within {timeout_s:g} s: {last}")
 
     def cooking(self, phase, attempts: int = 5) -> str:
         """Start a cook and wait until the hob delivers power while the arm moves; its execution id.
@@ -261,8 +270,6 @@ class StopTrials:
         """
         w = self.watch
         for _ in range(attempts):
-            if w.safety_label() != "armed":
-                self.rearm()
             since = time.monotonic()
             execution = self.start_cook()
             phase("accepted")
