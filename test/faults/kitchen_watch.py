@@ -164,13 +164,15 @@ class KitchenWatch:
 
     # -- recording ----------------------------------------------------------------------------
     def _publisher(self, topic: str, info) -> str:
+        """The node that published a message, from its gid; "?" when the graph does not know it yet."""
         gid = (info or {}).get("publisher_gid") or {}
         key = (topic, bytes(gid.get("data", b""))[:16])
         name = self._publishers.get(key)
         if name is None:
             for endpoint in self.node.get_publishers_info_by_topic(topic):
-                self._publishers[(topic, bytes(endpoint.endpoint_gid)[:16])] = (
-                    f"{endpoint.node_namespace.rstrip('/')}/{endpoint.node_name}")
+                if "_UNKNOWN_" not in endpoint.node_name:  # discovery of the participant not complete yet
+                    self._publishers[(topic, bytes(endpoint.endpoint_gid)[:16])] = (
+                        f"{endpoint.node_namespace.rstrip('/')}/{endpoint.node_name}")
             name = self._publishers.get(key, "?")
         return name
 
