@@ -85,7 +85,7 @@ def main() -> int:
                 out.write(json.dumps({"input": t.input, "index": t.index, "off_s": t.off_s, "still_s": t.still_s,
                                       "monitor_off_s": t.monitor_off_s, "monitor_still_s": t.monitor_still_s,
                                       "monitor_state": t.monitor_state, "violations": t.violations,
-                                      "before_off": t.before_off, "wall_s": t.wall_s, "phases": t.phases}) + "\n")
+                                      "before_off": t.before_off, "before_still": t.before_still, "wall_s": t.wall_s, "phases": t.phases}) + "\n")
     print(f"\n{'input':<10}{'n':>4}{'violated':>10}{'re-energised':>14}{'moved again':>13}{'heat before 0 W':>17}"
           f"  {'trigger->0 W [ms]':>26}  {'trigger->standstill [ms]':>26}  {'trial [s]':>9}")
     print(f"{'':<68}" + "  ".join(f"{'p50':>8} {'p99':>8} {'max':>8}" for _ in range(2)) + f"  {'p50':>9}")

@@ -91,6 +91,7 @@ class Trial:
     monitor_state: str = ""
     violations: list[str] = dataclasses.field(default_factory=list)  # the stop did not land or did not hold
     before_off: list[str] = dataclasses.field(default_factory=list)  # heat asked for after a halt, before 0 W
+    before_still: list[str] = dataclasses.field(default_factory=list)  # motion asked for after a halt, before still
     wall_s: float = math.nan
     phases: dict[str, float] = dataclasses.field(default_factory=dict)  # wall seconds spent per phase
 
@@ -105,6 +106,8 @@ class Trial:
     def line(self) -> str:
         return (f"{self.input} #{self.index}: 0 W {self.off_s * 1000:.0f} ms, still {self.still_s * 1000:.0f} ms, "
                 f"monitor {self.monitor_state}: " + "; ".join(self.violations or ["held"])
+                + "".join(f" (after the halt, before {what}: {'; '.join(items)})" for what, items in
+                          (("0 W", self.before_off), ("standstill", self.before_still)) if items and self.violations)
                 + f" [{self.wall_s:.2f} s: " + ", ".join(f"{k} {v:.2f}" for k, v in self.phases.items()) + "]")
 
 
@@ -136,6 +139,9 @@ def judge(trial: Trial, wire: dict, t0: float, t_end: float) -> Trial:
                                     f"{max(s.value for s in hot):.0f} W, first at {ms(hot[0].t)}")
         trial.before_off = [f"{c.describe()} at {ms(c.t)}" for c in cmds
                             if (halt_heat or t0) < c.t <= t_off and c.energising]
+    if t_still is not None:
+        trial.before_still = [f"{c.describe()} at {ms(c.t)}" for c in trajs
+                              if (halt_traj or t0) < c.t <= t_still and not c.is_halt]
     settled = [t for t in (t_off, t_still) if t is not None]
     if settled:  # motion commands count from 0 W or standstill, whichever came first
         trial.violations += [f"{c.describe()} at {ms(c.t)}" for c in trajs if c.t > min(settled) and not c.is_halt]
