@@ -199,7 +199,6 @@ class SafetyMonitorNode(LatchPersistence, LifecycleNode):
             self.config_error = str(exc)
             self.get_logger().error(f"configure failed: {exc}")
             return TransitionCallbackReturn.FAILURE
-        self._latched = self._read_latch()
         from cookwala_ros.core import vocab
 
         def unattended_of(op):
@@ -291,7 +290,7 @@ class SafetyMonitorNode(LatchPersistence, LifecycleNode):
                 "(activation_timeout_s); a stop must ride on connections that already exist and be "
                 "verifiable, so the monitor stays inactive")
             return TransitionCallbackReturn.FAILURE
-        latched = self._latched
+        latched = self._latched = self._read_latch()  # also after a deactivate: the file is the truth
         with self.lock:
             if self.monitor.activate(time.monotonic(), None if latched is None else self._latch_reason(latched)):
                 self._halt()
