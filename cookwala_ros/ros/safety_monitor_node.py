@@ -442,7 +442,7 @@ class SafetyMonitorNode(LatchPersistence, LifecycleNode):
         who = request.requested_by or "someone"
         try:
             result = self.monitor.tighten(json.loads(request.pack_json))
-        except ValueError as exc:  # JSON, schema, vocabulary: the pack stays as it was
+        except (ValueError, TypeError, RecursionError) as exc:  # JSON, schema, vocabulary: the pack stays as it was
             response.accepted, response.message = False, f"refused, not a valid SafetyLimits pack: {exc}"
             response.pack_json = json.dumps(self.monitor.pack, ensure_ascii=False)
             self.get_logger().warning(f"tighten request by {who} refused: {response.message}")
