@@ -116,7 +116,8 @@ def test_heat_after_a_verified_stop_is_a_fault(kitchen):
     rearm(probe)
     reply = probe.call(probe.stop_client, Stop.Request(requested_by="test", reason="re-energise test"))
     assert reply.accepted
-    probe.wait_for(lambda: (s := probe.status()) and s.last_trigger == "stop_request"
+    # (on a loaded host a staleness trigger may have opened the episode just before: same stop)
+    probe.wait_for(lambda: (s := probe.status()) and s.state_label in ("stopped", "fault")
                    and s.last_heat_off_latency_s == s.last_heat_off_latency_s  # not NaN: verified
                    and s.last_standstill_latency_s == s.last_standstill_latency_s, 3.0, "a verified stop")
     t0 = time.monotonic()
