@@ -1,4 +1,4 @@
-"""The safety monitor node's persisted latch (`state_dir`): read at configure, written whenever
+"""The safety monitor node's persisted latch (`state_dir`): read at activation, written whenever
 the latch changes while stopped or in fault (after the halt went out, from the reporting
 path), removed on a successful local reset. The file format is `cookwala_ros.safety.latch`.
 """

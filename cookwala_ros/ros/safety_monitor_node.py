@@ -22,14 +22,9 @@ the button is held; latched QoS so a monitor that starts late still sees a held 
 /cookwala/smoke (std_msgs/Bool), /cookwala/pressure (sensor_msgs/FluidPressure, gauge Pa),
 services ~/stop, ~/reset, ~/get_safety_limits, ~/tighten_safety_limits.
 
-Guarding the guards: heat or motion with no live executor heartbeat (none ever, too, counted from
-activation) stops; with `executor_node` set a ~2 Hz steady-clock look at the ROS graph catches an
-executor that is there but never beats, or leaves before its first beat; joint states older than
-`joint_state_timeout_s` (a dead arm driver) stop like stale heater state; heat or motion after a
-verified halt and before a reset is a fault. With `state_dir` set a latched stop is written to
-disk and a restarted monitor comes up stopped (`latched_before_restart`) until a local reset.
-On SIGINT/SIGTERM it publishes the halt and waits (at most EXIT_HALT_TIMEOUT_S) for 0 W and
-standstill, then stops its two executors before it destroys anything.
+Guards on its own inputs (README "Stopping"): heat or motion without a live executor heartbeat,
+an expected `executor_node` that never beats, stale joint states, re-energising after a verified
+halt (a fault), a latch persisted in `state_dir`, and a halt on SIGINT/SIGTERM before exiting.
 """
 
 from __future__ import annotations
@@ -45,7 +40,19 @@ import time
 import traceback
 import uuid
 
-import rclpy
+
+def _early_signal(signum, _frame) -> None:
+    _EARLY_SIGNAL.append(signum)
+
+
+# A SIGINT/SIGTERM while the heavy imports below run (seconds on a loaded host) ends the process
+# quietly in main() instead of a KeyboardInterrupt traceback; the previous handlers come back at
+# the end of this module, so importing it elsewhere changes nothing.
+_EARLY_SIGNAL: list[int] = []
+_PREVIOUS_HANDLERS = ({s: signal.signal(s, _early_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+                      if threading.current_thread() is threading.main_thread() else {})
+
+import rclpy  # noqa: E402
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.clock import Clock, ClockType
 from rclpy.event_handler import SubscriptionEventCallbacks
@@ -193,7 +200,6 @@ class SafetyMonitorNode(LatchPersistence, LifecycleNode):
             self.config_error = str(exc)
             self.get_logger().error(f"configure failed: {exc}")
             return TransitionCallbackReturn.FAILURE
-        self._latched = self._read_latch()
         from cookwala_ros.core import vocab
 
         def unattended_of(op):
@@ -290,7 +296,7 @@ class SafetyMonitorNode(LatchPersistence, LifecycleNode):
                 "(activation_timeout_s); a stop must ride on connections that already exist and be "
                 "verifiable, so the monitor stays inactive")
             return TransitionCallbackReturn.FAILURE
-        latched = self._latched
+        latched = self._latched = self._read_latch()  # also after a deactivate: the file is the truth
         with self.lock:
             if self.monitor.activate(time.monotonic(), None if latched is None else self._latch_reason(latched)):
                 self._halt()
@@ -454,7 +460,7 @@ class SafetyMonitorNode(LatchPersistence, LifecycleNode):
         who = request.requested_by or "someone"
         try:
             result = self.monitor.tighten(json.loads(request.pack_json))
-        except ValueError as exc:  # JSON, schema, vocabulary: the pack stays as it was
+        except (ValueError, TypeError, RecursionError) as exc:  # JSON, schema, vocabulary: the pack stays as it was
             response.accepted, response.message = False, f"refused, not a valid SafetyLimits pack: {exc}"
             response.pack_json = json.dumps(self.monitor.pack, ensure_ascii=False)
             self.get_logger().warning(f"tighten request by {who} refused: {response.message}")
@@ -576,6 +582,11 @@ def main(args: list[str] | None = None) -> int:
     # A callback waiting for the GIL held by the other executor's thread gets it within 1 ms
     # instead of the default 5 ms.
     sys.setswitchinterval(0.001)
+    if _EARLY_SIGNAL:  # stopped while starting: nothing was configured, nothing to halt
+        return 0
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
     argv = sys.argv if args is None else args
     rclpy.init(args=argv, signal_handler_options=SignalHandlerOptions.NO)
     try:
@@ -584,9 +595,6 @@ def main(args: list[str] | None = None) -> int:
         print(f"safety_monitor: cannot start: {exc}", file=sys.stderr)
         rclpy.try_shutdown()
         return EXIT_CANNOT_START
-    stop = threading.Event()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, lambda *_: stop.set())
     spinners = [Spinner(node, "main"), Spinner(node.stop_inputs, "stop_inputs")]
     starter = None
     if node.get_parameter("autostart").value:
@@ -614,6 +622,10 @@ def main(args: list[str] | None = None) -> int:
     node.destroy_node()
     rclpy.try_shutdown()
     return 1 if node.config_error else 0
+
+
+for _signum, _handler in _PREVIOUS_HANDLERS.items():
+    signal.signal(_signum, _handler)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 
 States: unconfigured -> armed (activate) -> stopped (any trigger) -> armed (local reset, once no
 trigger holds and the halt is verified); any state -> fault (a halt deadline missed or a device
-misbehaves). Fault also needs a local reset, with the same conditions.
+misbehaves, or heat or motion comes back after the halt was verified: `reenergised`). Fault
+also needs a local reset, with the same conditions.
 
 Triggers are either conditions (held while a rule keeps finding them, synced per source group)
 or momentary (a Stop request, a button press). A stop episode starts at the first trigger; the

@@ -96,7 +96,8 @@ class RelayWatch:
 def heartbeat_findings(seen: bool, last_rx: float | None, now: float, lease_s: float, liveliness_lost: bool) -> list[Finding]:
     """The executor's heartbeat lapsed (timer check) or its liveliness lease expired (QoS event).
 
-    Nothing to check until a heartbeat has been seen: the monitor works without an executor.
+    Nothing to check until a heartbeat has been seen: the monitor works without an executor. Heat
+    or motion with no live heartbeat, including none ever, is `unguarded_findings`.
     """
     if not seen:
         return []

@@ -90,3 +90,20 @@ def test_a_signal_halts_the_kitchen_then_exits_cleanly(signum):
             monitor.kill()
         stop_processes(procs)
         log.close()
+
+
+@pytest.mark.parametrize("arg, name", [
+    ("joint_state_timeout_s:=abc", "joint_state_timeout_s"),    # wrong type
+    ("joint_state_timeout_s:=-1.0", "joint_state_timeout_s"),   # wrong value
+    ("executor_node:=executor", "executor_node"),               # not fully qualified
+    ("executor_start_grace_s:=0.0", "executor_start_grace_s"),
+    ("heat_deadline_s:=2.0", "heat_deadline_s"),                # CORE §6.2: at most 1 s
+    ("state_dir:=/proc/cookwala-no-such-dir", "state_dir"),     # cannot be created
+    ("workspace_min:=[0.0, 1.0]", "workspace_min"),
+])
+def test_a_bad_parameter_stops_the_node_with_one_line(arg, name):
+    result = subprocess.run([sys.executable, "-c", MONITOR_CODE, "--ros-args", "-p", arg],
+                            capture_output=True, text=True, timeout=120)
+    lines = [line for line in (result.stdout + result.stderr).splitlines() if line.strip()]
+    assert result.returncode == 2 and len(lines) == 1, lines
+    assert f"parameter '{name}'" in lines[0] and "Traceback" not in lines[0]
