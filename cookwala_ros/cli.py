@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "log": "execution logs (plot: render a temperature plot)",
     "recipes": "install and list recipes in the executor's recipe library",
     "up": "start the nodes of a bringup manifest as processes (no `launch` needed)",
+    "safety": "the safety monitor: status, stop, and the local reset that re-arms it",
     "demo": "run the simulated kitchen demo",
 }
 
