@@ -23,7 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--startup-s", type=float, default=10.0, metavar="SECONDS",
                         help="a node that exits within this time after start is a failed start (default 10)")
     parser.add_argument("--grace-s", type=float, default=4.0, metavar="SECONDS",
-                        help="time nodes get to stop on SIGINT/SIGTERM before SIGKILL (default 4)")
+                        help="time each stop_order group of nodes gets to stop on SIGINT/SIGTERM before SIGKILL (default 4)")
     parser.add_argument("--dry-run", action="store_true", help="print each node's command line and exit")
     parser.add_argument("--only", action="append", default=[], metavar="NODE",
                         help="start only this node of the scene (repeatable, or comma-separated), with the "

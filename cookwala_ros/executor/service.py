@@ -103,7 +103,7 @@ class ExecutorService:
         self.clock = clock  # control time (the ROS clock: sim time in a simulated kitchen)
         self.wall_clock = wall_clock  # record times that must be real whatever the ROS clock reads
         self.run_factory = run_factory or _default_run_factory
-        self.store = Store(config.data_dir)
+        self.store = Store(config.data_dir, exclusive=True)  # one executor per data dir
         self.library = RecipeLibrary(config.library_dir)
         for problem in self.library.problems:
             LOG.warning("recipe library: %s", problem)

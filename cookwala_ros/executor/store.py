@@ -7,7 +7,7 @@ survives a crash (SIGKILL or power loss); high-rate progress updates may commit 
 idempotency record of a request are committed together or not at all. One connection shared by
 threads, serialised by a lock: the executor's write rate (a few per second) does not need more.
 
-One executor per data dir: opening a Store takes an exclusive `flock` on `executor.lock` in the
+One executor per data dir: the executor's Store (`exclusive=True`) takes an exclusive `flock` on `executor.lock` in the
 data dir (held until the process's last Store of that dir is closed, or the process dies, which
 the kernel notices even after a SIGKILL) before the database is touched, so a second executor
 process exits with DataDirInUse naming the pid that holds it and cannot mark the first one's live
@@ -156,11 +156,13 @@ def _flock(folder: pathlib.Path, path: pathlib.Path) -> int:
 class Store:
     """Typed access to the database; every method is thread-safe."""
 
-    def __init__(self, data_dir: str | pathlib.Path):
+    def __init__(self, data_dir: str | pathlib.Path, *, exclusive: bool = False):
+        """`exclusive`: the executor's own store, which holds the data dir's lock (DataDirInUse
+        when another process holds it); tools that only look at a database leave it False."""
         self.dir = pathlib.Path(data_dir).expanduser()
         self.dir.mkdir(parents=True, exist_ok=True)
         self.path = self.dir / DB_NAME
-        self._lock_key: str | None = lock_data_dir(self.dir)  # before the database is opened
+        self._lock_key = lock_data_dir(self.dir) if exclusive else None  # before the database is opened
         self._lock = threading.RLock()
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
         self._db.execute("PRAGMA journal_mode=WAL")

@@ -17,7 +17,7 @@ import pytest
 
 pytest.importorskip("rclpy", reason="rclpy (ROS 2 wheels) is not installed")
 
-from fault_up_scene import WATER, get, start_cook  # noqa: E402
+from fault_up_scene import WATER, Watcher, get, start_cook  # noqa: E402
 
 from cookwala_ros import bringup  # noqa: E402
 from cookwala_ros.http.server import free_port  # noqa: E402
@@ -31,6 +31,7 @@ def test_a_second_executor_on_the_same_data_dir_exits_and_the_cook_goes_on(tmp_p
     kitchen = recipe_demo.LiveKitchen(rtf=RTF, recipes=[WATER], data_dir=str(tmp_path / "data"),
                                       state_dir=str(tmp_path / "state"), startup_timeout_s=120.0)
     kitchen.start()
+    watcher = Watcher("second_executor_watcher")  # the monitor's status, to say why a cook stopped
     try:
         kitchen.set_presence(True)
         execution = start_cook(kitchen.base_url, recipe, key=f"second-{time.time_ns()}")
@@ -56,15 +57,17 @@ def test_a_second_executor_on_the_same_data_dir_exits_and_the_cook_goes_on(tmp_p
 
         # the running cook is untouched: it advances and completes
         after = get(kitchen.base_url, f"/v1/executions/{execution['id']}")
-        assert after["state"] == "running" and after["seq"] >= before["seq"], after
+        assert after["state"] == "running" and after["seq"] >= before["seq"], (
+            after.get("x-cookwala-ros-reason"), watcher.describe_status())
         deadline = time.monotonic() + 240.0
         while (status := get(kitchen.base_url, f"/v1/executions/{execution['id']}"))["state"] not in (
                 "completed", "stopped", "failed"):
             assert time.monotonic() < deadline, f"the cook did not finish: {status}"
             time.sleep(0.2)
-        assert status["state"] == "completed", status
+        assert status["state"] == "completed", (status.get("x-cookwala-ros-reason"), watcher.describe_status())
         assert kitchen.supervisor.pids["executor"] == holder and "executor" in kitchen.supervisor.running()
     finally:
+        watcher.close()
         kitchen.stop()
 
     db = sqlite3.connect(f"file:{tmp_path / 'data' / 'executor.sqlite3'}?mode=ro", uri=True)
