@@ -52,6 +52,7 @@ from cookwala_ros.ros.convert import safety_limit_msgs
 from cookwala_ros.ros.executor_io import UNGUARDED, DeviceIO
 from cookwala_ros.ros.monitor_watch import DEFAULT_TIMEOUT_S
 from cookwala_ros.ros.params import ParameterError, ParamSpec, comma_list, declare_parameters
+from cookwala_ros.safety.monitor import OFFLINE
 
 NODE_NAME = "executor"
 
@@ -132,6 +133,7 @@ class ExecutorNode(Node):
         self._heartbeat_pub = self.create_publisher(Heartbeat, "/cookwala/heartbeat", qos.heartbeat(values["heartbeat_lease_s"]))
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", qos.sensor())
         self._waiters: dict[str, threading.Condition] = {}
+        self._closing = threading.Event()
         self._waiters_lock = threading.Lock()
         self.service.add_event_listener(self._on_event)
 
@@ -448,7 +450,7 @@ class ExecutorNode(Node):
             self._waiters[execution] = waiter
         last_seq = -1
         try:
-            while rclpy.ok(context=self.context):
+            while rclpy.ok(context=self.context) and not self._closing.is_set():
                 status = self.service.get_status(execution)
                 if status["seq"] != last_seq:
                     last_seq = status["seq"]
@@ -489,12 +491,33 @@ class ExecutorNode(Node):
 
     # ------------------------------------------------------------------ shutdown
 
+    def prepare_close(self) -> None:
+        """Goals stop following their executions, so shutting down never waits on a cook."""
+        self._closing.set()
+        with self._waiters_lock:
+            waiters = list(self._waiters.values())
+        for waiter in waiters:
+            with waiter:
+                waiter.notify_all()
+
     def close(self) -> None:
         if self._http is not None:
             server, thread = self._http
             server.should_exit = True
             thread.join(timeout=5)
-        self.service.close()
+        self.service.close()  # halts the kitchen if it was cooking
+        self._say_goodbye()
+
+    def _say_goodbye(self) -> None:
+        """A last heartbeat saying `offline`: the safety monitor then reads the end of our
+        liveliness as a clean exit, not a lost executor (heat or motion would still stop it)."""
+        try:
+            self._heartbeat_pub.publish(Heartbeat(
+                stamp=self.get_clock().now().to_msg(), device_id=self.device_id,
+                node_name=self.get_fully_qualified_name(), state=OFFLINE, count=self._heartbeat_count + 1))
+            self._heartbeat_pub.wait_for_all_acked(rclpy.duration.Duration(seconds=0.5))
+        except Exception as exc:  # noqa: BLE001 - the context may already be gone: the monitor latches then
+            self.get_logger().warning(f"goodbye heartbeat not sent: {exc}")
 
 
 def goal_problem(goal) -> str | None:
@@ -538,7 +561,7 @@ def _header(node: Node):
 
 def main(args: list[str] | None = None) -> int:
     # ParameterError and DeviceConfigError are ValueErrors: run_node reports them by name.
-    return run_node(NODE_NAME, ExecutorNode, args, threads=6)
+    return run_node(NODE_NAME, ExecutorNode, args, threads=6, graceful_signals=True)
 
 
 if __name__ == "__main__":

@@ -3,11 +3,16 @@
 A node that cannot start (a bad parameter, a bad device file: any ValueError raised while it
 is built) exits with status 2 and one line naming the problem, not a traceback. Ctrl-C and an
 external shutdown end it cleanly with status 0.
+
+`graceful_signals=True` keeps the ROS context alive through SIGINT/SIGTERM until the node's
+`close()` has run: rclpy's own handler shuts the context down inside the signal, after which a
+node can no longer publish its last words (the executor's halt and its goodbye heartbeat).
 """
 
 from __future__ import annotations
 
 import gc
+import signal
 import sys
 from typing import Callable
 
@@ -38,14 +43,24 @@ def run_node(
     *,
     threads: int | None = None,
     before_spin: Callable[[Node], None] | None = None,
+    graceful_signals: bool = False,
 ) -> int:
     """Build the node with `make_node` and spin it (`threads=1`: on a SingleThreadedExecutor).
 
     `before_spin` runs once the node exists (e.g. to start a console reader). A node with a
-    `close()` method has it called before it is destroyed.
+    `close()` method has it called before it is destroyed; with graceful signals, one with a
+    `prepare_close()` has that called first, before its running callbacks are waited for.
     """
-    rclpy.init(args=args)
+    if graceful_signals:
+        from rclpy.signals import SignalHandlerOptions
+
+        rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # KeyboardInterrupt in the main thread
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
+    else:
+        rclpy.init(args=args)
     node = None
+    executor = None
     try:
         node = make_node()
         if before_spin is not None:
@@ -67,6 +82,14 @@ def run_node(
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
+        if graceful_signals:  # no second signal may cut close() short
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        if executor is not None and graceful_signals:
+            prepare = getattr(node, "prepare_close", None)
+            if callable(prepare):
+                prepare()  # e.g. end callbacks that wait for something
+            executor.shutdown(timeout_sec=2.0)  # spin has returned: let running callbacks finish first
         if node is not None:
             close = getattr(node, "close", None)
             if callable(close):

@@ -6,6 +6,7 @@ path), removed on a successful local reset. The file format is `cookwala_ros.saf
 from __future__ import annotations
 
 import datetime
+import os
 
 from cookwala_ros.safety import latch as latch_file
 
@@ -19,7 +20,7 @@ class LatchPersistence:
     `_persisted_key`."""
 
     def _read_latch(self) -> latch_file.Latch | None:
-        state_dir = self._p("state_dir")
+        state_dir = os.path.expanduser(self._p("state_dir"))  # the scene passes ~ literally
         found = latch_file.read(state_dir) if state_dir else None
         if found is not None and found.corrupt:
             self.get_logger().error(f"{found.reason}: treating it as a latched stop (fail safe); "
@@ -37,7 +38,7 @@ class LatchPersistence:
 
     def _persist_latch(self) -> None:
         """Write the latch when it changes while stopped or in fault (after the halt went out)."""
-        state_dir = self._p("state_dir")
+        state_dir = os.path.expanduser(self._p("state_dir"))  # the scene passes ~ literally
         arbiter = self.monitor.arbiter
         if not state_dir or arbiter.state not in ("stopped", "fault") or arbiter.episode is None:
             return
@@ -57,7 +58,7 @@ class LatchPersistence:
             self.get_logger().error(f"cannot persist the latched stop in {state_dir}: {exc}")
 
     def _clear_latch(self) -> None:
-        state_dir = self._p("state_dir")
+        state_dir = os.path.expanduser(self._p("state_dir"))  # the scene passes ~ literally
         self._latched, self._persisted_key = None, None
         if state_dir:
             try:

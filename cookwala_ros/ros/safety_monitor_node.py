@@ -386,7 +386,7 @@ class SafetyMonitorNode(LatchPersistence, LifecycleNode):
 
     @_fail_safe
     def _on_heartbeat(self, msg: Heartbeat) -> None:
-        self.monitor.on_heartbeat(time.monotonic(), msg.node_name)
+        self.monitor.on_heartbeat(time.monotonic(), msg.node_name, msg.state)
 
     @_fail_safe
     def _on_graph(self) -> None:

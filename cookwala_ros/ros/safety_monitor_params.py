@@ -36,6 +36,7 @@ def _node_name(value: str) -> str | None:
 def _state_dir(value: str) -> str | None:
     if not value:
         return None
+    value = os.path.expanduser(value)  # the scene passes ~ literally (no shell)
     try:
         os.makedirs(value, exist_ok=True)
     except OSError as exc:

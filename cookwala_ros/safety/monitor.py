@@ -23,6 +23,7 @@ from cookwala_ros.safety.rules import Finding, PresenceReading
 from cookwala_ros.safety.tighten import TightenResult, tighten
 from cookwala_ros.safety.trackers import trackers_for
 
+OFFLINE = "offline"  # Heartbeat.state of a sender's last heartbeat before a clean exit
 # ExecutionStatus states in which a step is running on the device
 STEP_STATES = frozenset({"preparing", "running", "paused", "needs_human", "stopping"})
 
@@ -248,7 +249,13 @@ class Monitor:
     def on_smoke(self, detected: bool, now: float) -> bool:
         return self._apply("smoke", rules.smoke_findings(self.limits, detected), now)
 
-    def on_heartbeat(self, now: float, sender: str = "") -> None:
+    def on_heartbeat(self, now: float, sender: str = "", state: str = "") -> None:
+        if state == OFFLINE:
+            # A clean goodbye (the executor halted what it ran, then said so): its liveliness
+            # ending next is no loss. Heat or motion without a heartbeat still stops the kitchen
+            # (`unguarded_findings`), so a goodbye cannot hide a running hob.
+            self._hb_seen, self._hb_rx, self._hb_lost, self._liveliness_lost = False, None, False, False
+            return
         self._hb_seen, self._hb_rx, self._hb_lost, self._liveliness_lost = True, now, False, False
         self._unguarded_fired = False
         if self.executor_presence is not None:

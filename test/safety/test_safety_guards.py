@@ -123,6 +123,29 @@ def test_a_live_heartbeat_guards_heat():
     assert m.tick(0.9 + LEASE + 0.01) is True  # the executor stops beating with the hob on
 
 
+def test_a_goodbye_heartbeat_is_a_clean_exit_not_a_loss():
+    m = make()
+    for i in range(5):
+        m.on_heartbeat(0.1 * i, "/executor")
+        assert m.tick(0.1 * i) is False
+    m.on_heartbeat(0.45, "/executor", "offline")  # the executor halted what it ran, then said goodbye
+    assert m.on_liveliness(False, 0.5) is False  # its liveliness ending next is no loss
+    for t in (0.6, 0.9, 1.2, 1.5, 1.8):  # several leases, the plant still reporting at rest
+        m.on_heater(heater(), t)
+        joints(m, t)
+        assert m.tick(t) is False and m.state == "armed", triggers(m)
+    m.on_heater(heater(power=2000.0, off=False), 2.0)  # but heat with nobody beating still stops
+    joints(m, 2.0)
+    assert m.tick(2.0 + LEASE + 0.01) is True and m.state == "stopped"
+
+
+def test_a_loss_without_goodbye_still_stops():
+    m = make()
+    m.on_heartbeat(0.0, "/executor")
+    assert m.tick(LEASE + 0.01) is True and m.state == "stopped"
+    assert "heartbeat_lost" in triggers(m)
+
+
 def test_expected_executor_in_the_graph_without_heartbeat():
     p = ExecutorPresence("/executor", grace_s=2.0)
     assert p.update(False, 0.0) == []
