@@ -76,7 +76,8 @@ def test_commands_computed_before_a_halt_never_reach_the_wire_after_it(tmp_path)
     with RosHarness() as ros:
         node = executor(ros, tmp_path)
         wire = Wire(ros)
-        assert ros.wait_for_subscribers(node.io.heater_pub) and ros.wait_for_subscribers(node.io.trajectory_pub)
+        assert ros.wait_for_subscribers(node.io.heater_pub, timeout=30)
+        assert ros.wait_for_subscribers(node.io.trajectory_pub, timeout=30)
         for trial in range(20):
             wire.heat.clear()
             wire.traj.clear()
@@ -112,7 +113,7 @@ def test_the_latch_is_released_only_by_a_new_admission_without_a_stop_in_between
     with RosHarness() as ros:
         node = executor(ros, tmp_path)
         wire = Wire(ros)
-        assert ros.wait_for_subscribers(node.io.heater_pub)
+        assert ros.wait_for_subscribers(node.io.heater_pub, timeout=30)
         io = node.io
         io.halt("first stop")
         io.safety_hold()  # admission check ...
@@ -126,7 +127,7 @@ def test_the_latch_is_released_only_by_a_new_admission_without_a_stop_in_between
         assert not any(m.power_w == 800.0 for _, m in wire.heat)
         # somebody else's heat-off (the monitor, an operator) latches too, without a halt of ours
         other = ros.node("operator").create_publisher(HeaterCommand, "/heater/command", qos.command())
-        assert ros.wait_for_subscribers(other, 2)
+        assert ros.wait_for_subscribers(other, 2, timeout=30)
         other.publish(HeaterCommand(mode=HeaterCommand.MODE_OFF, source="safety_monitor"))
         assert ros.wait_for(lambda: io.latched() is not None, timeout=5)
         assert "safety_monitor" in io.latched()

@@ -12,6 +12,7 @@ import pytest
 from executor_procs import Client, goal_for, start_executor, start_kitchen, start_node, stop_processes
 from executor_recipes import boil_recipe, request_for
 from cookwala_msgs.msg import HeaterCommand, SafetyStatus
+from cookwala_msgs.srv import GetExecution
 from cookwala_ros.ros import qos
 from ros_helpers import RosHarness
 
@@ -51,14 +52,16 @@ def start(client: Client, ros, request: dict) -> tuple[str, dict]:
     assert client.send(goal_for(request)).accepted
     assert ros.wait_for(lambda: any(s.request == request["id"] for s in client.statuses), timeout=20)
     execution = next(s.id for s in client.statuses if s.request == request["id"])
-    return execution, client.status(execution)
+    answer = client.call(client.get_execution, GetExecution.Request(execution_id=execution), timeout=30)
+    return execution, json.loads(answer.status.status_json)
 
 
 def wait_state(ros, client: Client, execution: str, states, timeout: float = 30.0) -> dict:
     found = {}
 
     def reached():
-        found["status"] = client.status(execution)
+        answer = client.call(client.get_execution, GetExecution.Request(execution_id=execution), timeout=30)
+        found["status"] = json.loads(answer.status.status_json)
         return found["status"]["state"] in states
 
     assert ros.wait_for(reached, timeout=timeout, interval=0.1), found.get("status")
