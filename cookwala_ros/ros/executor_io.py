@@ -72,14 +72,14 @@ class DeviceIO:
         heater = (device.raw.get("heaters") or [{}])[0]
         self.poses: dict = {}
         self.velocity: dict = {}
-        self.hold: HoldBuilder | None = None  # builds the arm halt (robot/joint_trajectory.py)
+        self.arm_hold: HoldBuilder | None = None  # builds the arm halt (robot/joint_trajectory.py)
         if arm:
             from cookwala_ros.device import load_robot_files
 
             self.poses = load_robot_files(device).poses
             description = load_arm(device.resolve(arm["robot_description"]))
             self.velocity = dict(zip(description.joint_names, map(float, description.max_velocity)))
-            self.hold = HoldBuilder.from_arm(description)
+            self.arm_hold = HoldBuilder.from_arm(description)
         self.heater_sim = HeaterSimContents(node, values.get("heater_sim_node") or "", group)
         self.trajectory_pub = node.create_publisher(JointTrajectory, arm.get("trajectory_topic", "/arm_controller/joint_trajectory"), qos.command())
         self.heater_pub = node.create_publisher(HeaterCommand, heater.get("command_topic", "/heater/command"), qos.command())
@@ -212,7 +212,7 @@ class DeviceIO:
             with self._lock:
                 joints = self.joints
             now_s = self.node.get_clock().now().nanoseconds * 1e-9
-            self.trajectory_pub.publish(halt_trajectory_msg(self.hold, joints, now_s))
+            self.trajectory_pub.publish(halt_trajectory_msg(self.arm_hold, joints, now_s))
         elif commands.arm_pose:
             self._move_to(commands.arm_pose)
 

@@ -212,7 +212,7 @@ class SafetyMonitorNode(LifecycleNode):
         # the halt holds the arm where /joint_states last put it, braking within its acceleration limits
         self._halt_hold = HoldBuilder.from_arm(load_arm(self._p("urdf_path")) if self._p("urdf_path") else default_arm())
         self._halt_joints = None  # latest JointState
-        self._halt_traj = halt_trajectory_msg(self._halt_hold, None)  # until a joint state arrives: see _halt
+        self._halt_traj = halt_trajectory_msg(self._halt_hold, None)  # the fallback without joint states: see _halt
         self._halt_heat = HeaterCommand(mode=HeaterCommand.MODE_OFF, source="safety_monitor")
         self._create_entities()
         self.get_logger().info(f"configured: pack {pack['id']} ({len(pack['limits'])} limits), "
@@ -335,10 +335,10 @@ class SafetyMonitorNode(LifecycleNode):
         """
         try:
             now_s = self.get_clock().now().nanoseconds * 1e-9
-            self._halt_traj = halt_trajectory_msg(self._halt_hold, self._halt_joints, now_s)
+            trajectory = halt_trajectory_msg(self._halt_hold, self._halt_joints, now_s)
         except Exception:  # noqa: BLE001 - never let building it keep the halt from going out
-            pass
-        self._traj_pub.publish(self._halt_traj)
+            trajectory = self._halt_traj
+        self._traj_pub.publish(trajectory)
         self._heat_pub.publish(self._halt_heat)
         self.monitor.arbiter.halt_sent(time.monotonic())
         if self._cancel is not None and self._cancel.service_is_ready():
