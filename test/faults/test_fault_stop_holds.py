@@ -1,0 +1,91 @@
+"""Issue 16: after every stop input, 0 W and standstill stay until the local reset.
+
+The shipped `kitchen` scene (LiveKitchen, with its safety monitor) cooks a saute that needs a
+person, heats and stirs every simulated second; per stop input (e-stop button, the monitor's
+Stop service, HTTP POST …/stop, the person leaving, the smoke detector) at least 50 trials each
+fire the input while the hob delivers power and the arm moves. An outside observer
+(kitchen_watch) records the wire on the steady clock; stop_trials.judge() decides: the hob
+reports 0 W within 1 s and the arm is still within 0.5 s (and the monitor verifies both), and
+from then on until the reset no HeaterCommand asks for heat and no trajectory other than a halt
+appears, whoever sends it. A failure lists every violating trial (what, from which node, how
+late). `COOKWALA_STOP_TRIALS` raises the count (never below 50); figures: benchmarks/stop_holds.py.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from kitchen_watch import KitchenWatch
+from stop_trials import INPUTS, RECIPE, RTF, GuardedKitchen, StopTrials, summary
+
+MIN_TRIALS = 50  # the acceptance of issue 16: >= 50 trials per stop input
+TRIALS = max(MIN_TRIALS, int(os.environ.get("COOKWALA_STOP_TRIALS", MIN_TRIALS)))
+
+
+@pytest.fixture(scope="module")
+def stop_trials():
+    kitchen = GuardedKitchen(rtf=RTF, recipes=[RECIPE], startup_timeout_s=90.0)
+    kitchen.start()
+    watch = KitchenWatch("fault_stop_watch")
+    trials = StopTrials(kitchen, watch)
+    try:
+        trials.ready()
+        yield trials
+    finally:
+        trials.close()
+        watch.close()
+        kitchen.stop()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120 + TRIALS * 8)
+@pytest.mark.parametrize("stop_input", INPUTS)
+def test_stop_holds_until_reset(stop_input, stop_trials):
+    spurious = len(stop_trials.spurious)
+    trials = [stop_trials.run(stop_input, i) for i in range(TRIALS)]
+    report = summary(trials)
+    if len(stop_trials.spurious) > spurious:  # not this acceptance; issue 16 item 14 tracks false stops
+        report += "\ncooks restarted (monitor stopped on its own, or no heat with motion): " + "; ".join(
+            stop_trials.spurious[spurious:])
+    print(report)
+    assert not any(t.violations for t in trials), f"the stop did not hold after {stop_input}:\n{report}"
+
+
+def _wire(**extra):
+    """A clean stop 10 ms after a trigger at t=100: halt at +5 ms, 0 W at +20 ms, still at +30 ms."""
+    from kitchen_watch import HeatCmd, Sample, SafetySample, TrajCmd
+
+    wire = {"heat_cmds": [HeatCmd(99.9, 1, 1500.0, 0.0, "executor", "/executor"),
+                          HeatCmd(100.005, 0, 0.0, 0.0, "safety_monitor", "/safety_monitor")],
+            "trajectories": [TrajCmd(99.95, 1, 0.3, "/executor"), TrajCmd(100.005, 0, 0.0, "/safety_monitor")],
+            "heater": [Sample(99.99, 1500.0), Sample(100.02, 0.0), Sample(100.5, 0.0)],
+            "joints": [Sample(99.99, 0.8), Sample(100.01, 0.4), Sample(100.03, 0.0), Sample(100.5, 0.0)],
+            "safety": [SafetySample(100.05, "stopped", "estop", ("estop",), 0.02, 0.03)], "events": []}
+    for key, rows in extra.items():
+        wire[key] = sorted(wire[key] + rows, key=lambda r: r.t)
+    return wire
+
+
+def test_the_judge_passes_a_stop_that_holds_and_names_what_came_back():
+    from kitchen_watch import HeatCmd, Sample, TrajCmd
+    from stop_trials import Trial, judge
+
+    clean = judge(Trial("estop", 0), _wire(), 100.0, 101.0)
+    assert clean.violations == [] and round(clean.off_s, 3) == 0.02 and round(clean.still_s, 3) == 0.03
+
+    late = judge(Trial("estop", 1), _wire(heat_cmds=[HeatCmd(100.1, 1, 800.0, 0.0, "executor", "/executor")],
+                                          heater=[Sample(100.11, 800.0)],
+                                          trajectories=[TrajCmd(100.2, 1, 0.34, "/executor")],
+                                          joints=[Sample(100.25, 0.5)]), 100.0, 101.0)
+    assert late.re_energised and late.re_moved
+    text = "\n".join(late.violations)
+    assert "800 W from /executor (source=executor) at +100 ms, 80 ms after 0 W" in text, text
+    assert "motion (0.34 rad away), 1 point(s), from /executor at +200 ms" in text, text
+    assert "heater state above 0 W again" in text and "arm moving again" in text, text
+
+    slow = judge(Trial("estop", 2), _wire(heater=[Sample(100.01, 1500.0)]), 100.0, 101.0)
+    assert slow.violations == []  # a hot state before the first 0 W is the stop still landing
+    missed = judge(Trial("estop", 3), {**_wire(), "heater": [Sample(100.02, 1500.0), Sample(101.2, 0.0)]}, 100.0, 102.0)
+    assert any(v.startswith("0 W not within 1 s") for v in missed.violations), missed.violations
