@@ -190,6 +190,11 @@ class Driver:
         self.pressure = n.create_publisher(FluidPressure, "/cookwala/pressure", qos.sensor())
         presence = n.create_publisher(Presence, "/cookwala/presence", qos.sensor())  # somebody is in the kitchen
         n.create_timer(0.2, lambda: presence.publish(Presence(person_present=True, reachable_within_s=0.0)))
+        # heater_sim's dead-man cuts a hob without fresh commands: like the executor, re-send the
+        # power every 0.1 s until this driver or the monitor turns it off
+        self.heat_w: float | None = None
+        n.create_subscription(HeaterCommand, "/heater/command", self._on_heater_command, qos.command())
+        n.create_timer(0.1, self._keep_heat)
         self.stop_client = n.create_client(Stop, "/safety_monitor/stop")
         self.reset_client = n.create_client(ResetSafety, "/safety_monitor/reset")
         self.executor = SingleThreadedExecutor()
@@ -216,6 +221,14 @@ class Driver:
     def _on_joints(self, msg):
         self.joints = msg
 
+    def _on_heater_command(self, msg):
+        if msg.mode == 0 and msg.source != "executor":  # the monitor's halt
+            self.heat_w = None
+
+    def _keep_heat(self):
+        if self.heat_w is not None:
+            self.heat.publish(self.m["HeaterCommand"](mode=1, power_w=self.heat_w, source="executor"))
+
     def _on_heartbeat(self, msg):
         self.heartbeats += 1
         self.last_heartbeat_at = time.monotonic()
@@ -237,6 +250,7 @@ class Driver:
             del self.events[:-50]
         self.estop.publish(self.m["Bool"](data=False))
         self.pressure.publish(self.m["FluidPressure"](fluid_pressure=0.0))
+        self.heat_w = None
         self.heat.publish(self.m["HeaterCommand"](mode=0, source="executor"))
         request = self.m["ResetSafety"].Request(requested_by="bench")
         wait_for(lambda: self.call(self.reset_client, request).accepted and self.status.state_label == "armed",
@@ -250,6 +264,7 @@ class Driver:
         positions[list(msg.name).index("shoulder_pan_joint")] = 2.5 * direction
         point = JointTrajectoryPoint(positions=positions)
         point.time_from_start.nanosec = 500_000_000
+        self.heat_w = 2000.0
         self.heat.publish(self.m["HeaterCommand"](mode=1, power_w=2000.0, source="executor"))
         self.traj.publish(self.m["JointTrajectory"](joint_names=list(msg.name), points=[point]))
         wait_for(lambda: max(abs(v) for v in self.joints.velocity) > 1.5, 5.0, "arm at speed")

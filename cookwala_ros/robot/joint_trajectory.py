@@ -27,6 +27,9 @@ JTC_VERSION = "ros2_controllers 5.17.0 (kilted); same rules in 4.42.1 (jazzy), 6
 FLOAT32_EPSILON = 1.1920928955078125e-07  # std::numeric_limits<float>::epsilon(), the JTC's "zero" end velocity
 HOLD_MIN_TIME_S = 0.1  # time_from_start of a hold point when the arm already stands still [s]
 MAX_EXTRAPOLATION_S = 0.1  # a joint state older than this is not extrapolated to now [s]
+DECEL_FRACTION = 0.8  # share of the acceleration limit a halt plans with (headroom for its transit time)
+NEW_PLAN_AFTER_S = 0.5  # a halt this long after the previous one starts a new plan [s]
+HOLD_TOLERANCE = 0.01  # a finished plan is kept while the arm is this close to its rest point [rad or m]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -133,10 +136,13 @@ class HoldBuilder:
     """Builds the halt for one arm: its joints with their acceleration and position limits.
 
     `hold()` gives every joint one point at rest. A joint moving at v comes to rest at constant
-    deceleration v/T over T = max(min_time_s, max |v|/a_max) (the slowest joint sets T, so none
-    brakes harder than its limit), i.e. at q + v*T/2 (q extrapolated to now), clamped to the position limits (they win
-    over the acceleration limit). With positions and zero velocities the JTC's spline from its
-    own current state to that point is exactly this constant deceleration.
+    deceleration v/T over T = max(min_time_s, max |v|/(f*a_max)) (the slowest joint sets T, so
+    none brakes harder than the fraction f of its limit), i.e. at q + v*T/2 (q extrapolated to
+    now), clamped to the position limits (they win over the acceleration limit). With positions
+    and zero velocities the JTC's spline from its own current state to that point is exactly
+    this constant deceleration. f < 1 leaves headroom: the arm moves on while the halt travels to
+    the controller, and a rest point it can no longer reach within its limit makes it overshoot
+    and swing back.
     """
 
     joint_names: tuple[str, ...]
@@ -144,6 +150,7 @@ class HoldBuilder:
     lower: tuple[float, ...]
     upper: tuple[float, ...]
     min_time_s: float = HOLD_MIN_TIME_S
+    decel_fraction: float = DECEL_FRACTION
 
     def __post_init__(self) -> None:
         n = len(self.joint_names)
@@ -153,6 +160,8 @@ class HoldBuilder:
             raise ValueError("one acceleration and position limit per joint")
         if not (self.min_time_s > 0 and math.isfinite(self.min_time_s)):
             raise ValueError("min_time_s must be positive: zero makes the JTC step to the point")
+        if not 0 < self.decel_fraction <= 1:
+            raise ValueError("decel_fraction must be in (0, 1]")
 
     @classmethod
     def from_arm(cls, arm, min_time_s: float = HOLD_MIN_TIME_S) -> "HoldBuilder":
@@ -183,7 +192,7 @@ class HoldBuilder:
         duration = self.min_time_s
         for speed, accel in zip(v, self.max_acceleration):
             if speed and accel > 0 and math.isfinite(accel):
-                duration = max(duration, abs(speed) / accel)
+                duration = max(duration, abs(speed) / (self.decel_fraction * accel))
         target = []
         for qi, vi, low, high in zip(q, v, self.lower, self.upper):
             goal = qi + vi * (age_s + 0.5 * duration)
@@ -194,3 +203,43 @@ class HoldBuilder:
             target.append(goal)
         point = PointData(time_from_start=duration, positions=tuple(target), velocities=(0.0,) * len(target))
         return TrajectoryData(self.joint_names, (point,), stamp_s=0.0)
+
+
+class HaltPlan:
+    """The halts of one stop, for a caller that re-sends its halt (the monitor every 0.1 s).
+
+    Every accepted trajectory restarts the JTC's spline from the arm's current state, so a halt
+    re-planned from a slightly old joint state while the arm brakes would ask for a rest point
+    it has already passed or not yet reached, and a stopped arm would move again. The first halt
+    (or one NEW_PLAN_AFTER_S after the previous) plans the rest point; later ones keep it, with
+    the time left of that plan, then as a plain hold once the plan has run out. A plan that ran
+    out with the arm away from its rest point (someone moved it) is replaced by a new one from
+    the measurement. Times are the caller's ROS time, the clock the arm runs on.
+    """
+
+    def __init__(self, builder: HoldBuilder) -> None:
+        self.builder = builder
+        self._target: tuple[float, ...] | None = None
+        self._start_s = 0.0
+        self._duration_s = 0.0
+        self._last_s = -math.inf
+
+    def halt(self, positions: Mapping[str, float], velocities: Mapping[str, float] | None, age_s: float,
+             now_s: float) -> TrajectoryData:
+        """The next halt; ValueError as HoldBuilder.hold when a joint has no measured position."""
+        previous, self._last_s = self._last_s, now_s
+        if self._target is not None and 0.0 <= now_s - previous <= NEW_PLAN_AFTER_S and now_s >= self._start_s:
+            remaining = self._duration_s - (now_s - self._start_s)
+            if remaining > 1e-3:
+                return self._point(self._target, remaining)
+            off = [abs(positions.get(name, math.inf) - goal) for name, goal in zip(self.builder.joint_names, self._target)]
+            if max(off) <= HOLD_TOLERANCE:
+                return self._point(self._target, self.builder.min_time_s)
+        plan = self.builder.hold(positions, velocities, age_s)
+        self._target, self._start_s = plan.points[0].positions, now_s
+        self._duration_s = plan.points[0].time_from_start
+        return plan
+
+    def _point(self, target: tuple[float, ...], seconds: float) -> TrajectoryData:
+        point = PointData(time_from_start=seconds, positions=target, velocities=(0.0,) * len(target))
+        return TrajectoryData(self.builder.joint_names, (point,), stamp_s=0.0)

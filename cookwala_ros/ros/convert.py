@@ -15,7 +15,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from cookwala_msgs.msg import Event, ExecutionStatus, Reading, SafetyLimit
 from cookwala_ros.core.sensor_trust import parse_time
-from cookwala_ros.robot.joint_trajectory import HoldBuilder, PointData, TrajectoryData
+from cookwala_ros.robot.joint_trajectory import HaltPlan, HoldBuilder, PointData, TrajectoryData
 
 MEDIUM_SENSORS = ("cw.sense.liquid_temp", "cw.sense.oil_temp", "cw.sense.oven_air_temp", "cw.sense.chamber_temp")
 
@@ -152,9 +152,12 @@ def trajectory_msg(data: TrajectoryData) -> JointTrajectory:
     return msg
 
 
-def halt_trajectory_msg(holder: HoldBuilder | None, joint_state, now_s: float | None = None,
+def halt_trajectory_msg(holder: HaltPlan | HoldBuilder | None, joint_state, now_s: float | None = None,
                         joint_names=()) -> JointTrajectory:
     """The arm halt from the latest sensor_msgs/JointState (a hold point, or the fallback without points).
+
+    A caller that re-sends its halt passes its HaltPlan (with now_s), so the re-sends keep the
+    rest point of the first one; a HoldBuilder makes a one-off halt.
 
     A hold the JTC accepts needs every joint's measured position (HoldBuilder.hold). Without them
     (no joint state yet, or one missing a joint) nothing can be held without guessing a position,
@@ -171,8 +174,12 @@ def halt_trajectory_msg(holder: HoldBuilder | None, joint_state, now_s: float | 
             velocities = dict(zip(names, map(float, joint_state.velocity))) if len(joint_state.velocity) == len(names) else {}
             stamp_s = joint_state.header.stamp.sec + joint_state.header.stamp.nanosec * 1e-9
             age_s = now_s - stamp_s if now_s is not None and stamp_s > 0 else 0.0
-            return trajectory_msg(holder.hold(positions, velocities, age_s))
+            if isinstance(holder, HaltPlan) and now_s is not None:
+                return trajectory_msg(holder.halt(positions, velocities, age_s, now_s))
+            builder = holder.builder if isinstance(holder, HaltPlan) else holder
+            return trajectory_msg(builder.hold(positions, velocities, age_s))
         except (ValueError, TypeError):
             pass
-    names = holder.joint_names if holder is not None else joint_names
+    builder = holder.builder if isinstance(holder, HaltPlan) else holder
+    names = builder.joint_names if builder is not None else joint_names
     return JointTrajectory(joint_names=list(names))

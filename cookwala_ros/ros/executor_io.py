@@ -57,7 +57,7 @@ from cookwala_msgs.msg import HeaterCommand, HeaterState, Presence, SafetyStatus
 from cookwala_msgs.srv import GetSafetyLimits, Stop
 from cookwala_ros.core.run_types import Commands, Observation
 from cookwala_ros.ros import qos
-from cookwala_ros.robot.joint_trajectory import HoldBuilder
+from cookwala_ros.robot.joint_trajectory import HaltPlan, HoldBuilder
 from cookwala_ros.ros.convert import MEDIUM_SENSORS, halt_trajectory_msg
 from cookwala_ros.ros.monitor_watch import MonitorWatch
 
@@ -106,14 +106,14 @@ class DeviceIO:
         self.has_arm, self.has_heater = bool(arm), bool(device.raw.get("heaters"))
         self.poses: dict = {}
         self.velocity: dict = {}
-        self.hold: HoldBuilder | None = None  # builds the arm halt (robot/joint_trajectory.py)
+        self.arm_hold: HaltPlan | None = None  # plans the arm halt and keeps its rest point (robot/joint_trajectory.py)
         if arm:
             from cookwala_ros.device import load_robot_files
 
             self.poses = load_robot_files(device).poses
             description = load_arm(device.resolve(arm["robot_description"]))
             self.velocity = dict(zip(description.joint_names, map(float, description.max_velocity)))
-            self.hold = HoldBuilder.from_arm(description)
+            self.arm_hold = HaltPlan(HoldBuilder.from_arm(description))
         override = values.get("safety_monitor_node") or ""
         monitor = ("" if override == UNGUARDED else override or section.get("safety_monitor_node", "/safety_monitor")).rstrip("/")
         self.watch = MonitorWatch(monitor, values["safety_status_timeout_s"])
@@ -349,7 +349,7 @@ class DeviceIO:
                 with self._lock:
                     joints = self.joints
                 now_s = self.node.get_clock().now().nanoseconds * 1e-9
-                self.trajectory_pub.publish(halt_trajectory_msg(self.hold, joints, now_s))
+                self.trajectory_pub.publish(halt_trajectory_msg(self.arm_hold, joints, now_s))
             elif commands.arm_pose:
                 if self._latch is None:
                     self._move_to(commands.arm_pose)

@@ -75,7 +75,7 @@ from cookwala_ros.ros.safety_monitor_latch import LatchPersistence
 from cookwala_ros.ros.safety_monitor_params import PARAMETERS, SPECS, stop_input_args  # noqa: F401 (PARAMETERS re-exported)
 from cookwala_ros.ros.spinner import Spinner
 from cookwala_ros.ros.safety_report import diagnostics, status_msg
-from cookwala_ros.robot.joint_trajectory import HoldBuilder
+from cookwala_ros.robot.joint_trajectory import HaltPlan, HoldBuilder
 from cookwala_ros.safety import incidents
 from cookwala_ros.safety import latch as latch_file
 from cookwala_ros.safety.device_rules import JointLimit
@@ -210,9 +210,10 @@ class SafetyMonitorNode(LatchPersistence, LifecycleNode):
         from cookwala_ros.sim.robot_description import default_arm, load_arm
 
         # the halt holds the arm where /joint_states last put it, braking within its acceleration limits
-        self._halt_hold = HoldBuilder.from_arm(load_arm(self._p("urdf_path")) if self._p("urdf_path") else default_arm())
+        arm = load_arm(self._p("urdf_path")) if self._p("urdf_path") else default_arm()
+        self._halt_hold = HaltPlan(HoldBuilder.from_arm(arm))  # re-sent halts keep the first one's rest point
         self._halt_joints = None  # latest JointState
-        self._halt_traj = halt_trajectory_msg(self._halt_hold, None)  # until a joint state arrives: see _halt
+        self._halt_traj = halt_trajectory_msg(self._halt_hold, None)  # the fallback without joint states: see _halt
         self._halt_heat = HeaterCommand(mode=HeaterCommand.MODE_OFF, source="safety_monitor")
         self._create_entities()
         self.get_logger().info(f"configured: pack {pack['id']} ({len(pack['limits'])} limits), "
@@ -340,10 +341,10 @@ class SafetyMonitorNode(LatchPersistence, LifecycleNode):
         """
         try:
             now_s = self.get_clock().now().nanoseconds * 1e-9
-            self._halt_traj = halt_trajectory_msg(self._halt_hold, self._halt_joints, now_s)
+            trajectory = halt_trajectory_msg(self._halt_hold, self._halt_joints, now_s)
         except Exception:  # noqa: BLE001 - never let building it keep the halt from going out
-            pass
-        self._traj_pub.publish(self._halt_traj)
+            trajectory = self._halt_traj
+        self._traj_pub.publish(trajectory)
         self._heat_pub.publish(self._halt_heat)
         self.monitor.arbiter.halt_sent(time.monotonic())
         if self._cancel is not None and self._cancel.service_is_ready():

@@ -10,7 +10,7 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from cookwala_ros.robot.joint_trajectory import HoldBuilder, jtc_problems
+from cookwala_ros.robot.joint_trajectory import DECEL_FRACTION, HoldBuilder, jtc_problems
 from cookwala_ros.ros import qos
 from cookwala_ros.ros.arm_sim_node import ArmSimNode
 from cookwala_ros.ros.convert import halt_trajectory_msg, trajectory_data
@@ -109,7 +109,8 @@ def test_the_hold_halt_stops_every_joint_from_its_velocity_limit(scene):
     halt = halt_trajectory_msg(HoldBuilder.from_arm(arm), states[-1])  # what the monitor and the executor send
     assert jtc_problems(trajectory_data(halt), arm.joint_names) == []
     send_and_wait(ros, commands, states, halt, stop_ns)
-    bound_ns = int(np.max(arm.max_velocity / arm.max_acceleration) * 1e9) + 5 * PERIOD_NS
+    periods = int(np.ceil(np.max(arm.max_velocity / (DECEL_FRACTION * arm.max_acceleration)) * 1e9 / PERIOD_NS))
+    bound_ns = (periods + 5) * PERIOD_NS  # whole periods: the arm publishes on its period
     clock.advance(bound_ns + 20 * PERIOD_NS)
     after = [s for s in states if stamp_ns(s) > stop_ns]
     stopped = [s for s in after if np.all(np.abs(s.velocity) < 0.01)]

@@ -28,6 +28,7 @@ from cookwala_ros.ros import qos
 from cookwala_ros.ros.arm_sim_node import ArmSimNode
 from cookwala_ros.ros.convert import trajectory_data
 from cookwala_ros.ros.executor_io import DeviceIO
+from cookwala_ros.ros.executor_node import PARAMETERS as EXECUTOR_PARAMETERS
 from cookwala_ros.ros.heater_sim_node import HeaterSimNode
 from cookwala_ros.ros.safety_monitor_node import SafetyMonitorNode
 from ros_helpers import RosHarness
@@ -95,8 +96,8 @@ def test_the_executors_halt_is_accepted_by_the_controller(kitchen):
     ros, arm, probe, drive, states, received = kitchen
     device = load_device_config()
     node = ros.node("executor_io_probe")
-    io = DeviceIO(node, device, {"presence_stale_s": 5.0, "presence_default": False, "heater_sim_node": ""},
-                  ReentrantCallbackGroup())
+    values = {spec.name: spec.default for spec in EXECUTOR_PARAMETERS}  # the executor node's defaults
+    io = DeviceIO(node, device, values, ReentrantCallbackGroup())
     assert ros.wait_for(lambda: io.joints is not None, timeout=5.0)
     sweep(ros, arm, drive, states)
     since = time.monotonic()

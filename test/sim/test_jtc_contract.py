@@ -14,8 +14,9 @@ import pytest
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
-from cookwala_ros.robot.joint_trajectory import (HOLD_MIN_TIME_S, JTC_VERSION, HoldBuilder, JtcOptions, PointData,
-                                                 TrajectoryData, jtc_problems)
+from cookwala_ros.robot.joint_trajectory import (DECEL_FRACTION, HOLD_MIN_TIME_S, JTC_VERSION, NEW_PLAN_AFTER_S,
+                                                 HaltPlan, HoldBuilder, JtcOptions, PointData, TrajectoryData,
+                                                 jtc_problems)
 from cookwala_ros.ros.convert import halt_trajectory_msg, trajectory_data, trajectory_msg
 from cookwala_ros.sim.robot_description import default_arm
 
@@ -103,10 +104,11 @@ def test_a_moving_arm_comes_to_rest_within_its_acceleration_limits():
     halt = HOLD.hold(dict(zip(NAMES, q)), dict(zip(NAMES, v)))
     (point,) = halt.points
     duration = point.time_from_start
-    assert duration == pytest.approx(np.max(np.abs(v) / ARM.max_acceleration))
-    # constant deceleration v/T over T covers v*T/2, never harder than the joint's limit
+    assert duration == pytest.approx(np.max(np.abs(v) / (DECEL_FRACTION * ARM.max_acceleration)))
+    # constant deceleration v/T over T covers v*T/2, never harder than (a share of) the joint's limit
     np.testing.assert_allclose(point.positions, q + v * duration / 2)
-    assert np.all(np.abs(v) / duration <= ARM.max_acceleration + 1e-9)
+    assert np.all(np.abs(v) / duration <= DECEL_FRACTION * ARM.max_acceleration + 1e-9)
+    assert 0.5 <= DECEL_FRACTION < 1.0
     assert jtc_problems(halt, NAMES) == []
 
 
@@ -166,3 +168,42 @@ def test_the_hold_accounts_for_how_far_the_arm_moved_since_it_was_measured():
     state.header.stamp.sec, state.header.stamp.nanosec = 100, 0
     msg = halt_trajectory_msg(HOLD, state, now_s=100.02)
     assert msg.points[0].positions[0] == pytest.approx(fresh.positions[0] + 0.02)
+
+
+def test_re_sent_halts_keep_the_rest_point_of_the_first():
+    plan = HaltPlan(HOLD)
+    q, v = dict(zip(NAMES, [0.0] * N)), dict(zip(NAMES, [2.0] + [0.0] * (N - 1)))
+    first = plan.halt(q, v, 0.0, now_s=10.0).points[0]
+    assert first == HOLD.hold(q, v).points[0]
+    # 0.1 s later, from a state that still shows full speed (late): same rest point, the time left
+    again = plan.halt(dict(q, shoulder_pan_joint=0.2), v, 0.0, now_s=10.1).points[0]
+    assert again.positions == first.positions
+    assert again.time_from_start == pytest.approx(first.time_from_start - 0.1)
+    assert jtc_problems(TrajectoryData(NAMES, (again,)), NAMES) == []
+    # the plan has run out and the arm rests there: a plain hold of the same point
+    rest = dict(zip(NAMES, first.positions))
+    held = plan.halt(rest, None, 0.0, now_s=10.0 + first.time_from_start + 0.05).points[0]
+    assert held.positions == first.positions and held.time_from_start == HOLD_MIN_TIME_S
+    # somebody moved the arm away meanwhile: a new plan from where it is
+    moved = dict(rest, elbow_joint=rest["elbow_joint"] + 0.3)
+    replanned = plan.halt(moved, None, 0.0, now_s=10.0 + first.time_from_start + 0.15).points[0]
+    assert replanned.positions == tuple(moved[n] for n in NAMES)
+
+
+def test_a_halt_long_after_the_last_starts_a_new_plan():
+    plan = HaltPlan(HOLD)
+    q, v = dict(zip(NAMES, [0.0] * N)), dict(zip(NAMES, [2.0] + [0.0] * (N - 1)))
+    first = plan.halt(q, v, 0.0, now_s=10.0).points[0]
+    later = dict(zip(NAMES, [1.0] * N))
+    fresh = plan.halt(later, None, 0.0, now_s=10.0 + NEW_PLAN_AFTER_S + 0.01).points[0]
+    assert fresh.positions == tuple(later[n] for n in NAMES) != first.positions
+    assert plan.halt(later, None, 0.0, now_s=5.0).points[0].positions == fresh.positions  # clock went back
+
+
+def test_the_message_from_a_plan_keeps_its_rest_point():
+    plan = HaltPlan(HOLD)
+    moving = joint_state(NAMES, [0.0] * N, [1.0] * N)
+    first = halt_trajectory_msg(plan, moving, now_s=1.0)
+    later = halt_trajectory_msg(plan, joint_state(NAMES, [0.05] * N, [1.0] * N), now_s=1.05)
+    assert list(later.points[0].positions) == list(first.points[0].positions)
+    assert jtc_problems(trajectory_data(later), NAMES) == []
