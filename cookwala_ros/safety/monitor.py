@@ -17,6 +17,7 @@ from typing import Callable, Sequence
 from cookwala_ros.safety import device_rules, rules
 from cookwala_ros.safety.arbiter import ARMED, Arbiter
 from cookwala_ros.safety.device_rules import JointLimit, RelayWatch
+from cookwala_ros.safety.plausibility import SensorPlausibility
 from cookwala_ros.safety.rules import Finding, PresenceReading
 from cookwala_ros.safety.tighten import TightenResult, tighten
 from cookwala_ros.safety.trackers import trackers_for
@@ -54,6 +55,8 @@ class MonitorConfig:
     workspace_min: tuple[float, float, float] = (-0.6, -0.9, 0.91)  # tool box in the URDF root frame [m]
     workspace_max: tuple[float, float, float] = (1.1, 0.9, 2.1)
     workspace_period_s: float = 0.05  # forward kinematics at most this often
+    sensor_plausibility: bool = True  # check the heater's thermometers against power and each other
+    max_heater_power_w: float = 2000.0  # the hob's highest power (the plausibility bound's pan lead)
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,8 @@ class HeaterReading:
     medium_temp_c: float  # NaN when the sensor is not ok
     pan_surface_temp_c: float  # NaN when the sensor is not ok
     reported_welded: bool = False
+    medium_mass_kg: float = math.nan  # NaN: unknown (no energy check)
+    stamp_s: float = math.nan  # the state's stamp on the hob's clock [s]; NaN: no energy check
 
 
 @dataclass
@@ -88,6 +93,8 @@ class Monitor:
         self.tool_position = tool_position
         self.unattended_of = unattended_of
         self.relay = RelayWatch(self.config.heat_deadline_s, self.config.heat_off_power_w)
+        self.plausibility = (SensorPlausibility(max_power_w=self.config.max_heater_power_w)
+                             if self.config.sensor_plausibility else None)
         self.outbox: list[Report] = []
         self.op: str | None = None
         self.presence: PresenceReading | None = None
@@ -174,6 +181,10 @@ class Monitor:
         self._heating = reading.power_w > self.config.heat_off_power_w
         halt = self._apply("heater", rules.max_temp_findings(self.limits, temps, self.op, self._heating), now)
         halt = self._apply("stale", [], now) or halt
+        if self.plausibility is not None:
+            found = self.plausibility.update(reading.stamp_s, reading.power_w, reading.medium, reading.medium_mass_kg,
+                                             reading.medium_temp_c, reading.pan_surface_temp_c, self.limits, self.op)
+            halt = self._apply("plausibility", found, now) or halt
         relay = self.relay.update(reading.commanded_off, reading.power_w, reading.reported_welded, now)
         return self._apply("relay", relay, now) or halt
 
