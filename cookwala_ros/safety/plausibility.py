@@ -9,7 +9,9 @@ state's stamp on the hob's clock) it finds:
   heater states so it holds at any simulation speed);
 - `sensor_implausible:<medium>_vs_pan`: the pan surface reads further above the medium than the
   pan→medium coupling allows at the power of the last few time constants, for LEAD_HOLD_S of hob
-  time (a medium sensor reading low; two sensors, so one does not decide alone);
+  time (a medium sensor reading low; two sensors, so one does not decide alone). When the pot's
+  contents change (cold water into a hot pan) the lead found then may decay no slower than the
+  slowest credible time constant C_pan / (COUPLING_MARGIN·k);
 - `limit:<id>:pan`: a max_temp limit of the medium exceeded by what the pan surface implies: at
   power P the medium is at least pan − pan_lead_limit_c(P), whatever its own sensor says.
 
@@ -47,11 +49,13 @@ class SensorPlausibility:
         self._rise_fault: str | None = None
         self._powers: deque = deque()  # (stamp, power)
         self._lead_since: float | None = None
+        self._lead_start: tuple[float, float] | None = None  # (stamp, lead) when the pot changed
 
     def _pot_changed(self, medium: str, mass_kg: float | None) -> None:
         self._pot = (medium, mass_kg)
         self._rise_fault = None
         self._lead_since = None
+        self._lead_start = None
         bound = plausibility.bound_for(self.params, medium, mass_kg or 0.0, self.max_power_w) if mass_kg else None
         self._rise = plausibility.RiseCheck(bound) if bound is not None else None
 
@@ -87,6 +91,12 @@ class SensorPlausibility:
         if lead_limit is None or pan_c is None:
             self._lead_since = None
             return out
+        if medium_c is not None and self._lead_start is None:
+            self._lead_start = (stamp, pan_c - medium_c)
+        if self._lead_start is not None:  # a lead found when the contents changed decays, no faster
+            t0, lead0 = self._lead_start
+            tau = plausibility.pan_lead_time_constant_s(self.params, medium)
+            lead_limit += max(0.0, lead0 - lead_limit) * math.exp(-max(0.0, stamp - t0) / tau)
         if medium_c is not None and pan_c - medium_c > lead_limit:
             self._lead_since = stamp if self._lead_since is None else self._lead_since
             if stamp - self._lead_since >= LEAD_HOLD_S:
