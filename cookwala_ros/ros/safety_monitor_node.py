@@ -377,7 +377,8 @@ class SafetyMonitorNode(LatchPersistence, LifecycleNode):
             power_w=msg.power_w, commanded_off=msg.commanded_mode == HeaterCommand.MODE_OFF, medium=msg.medium,
             medium_temp_c=msg.medium_temp_c if msg.medium_sensor_ok else nan,
             pan_surface_temp_c=msg.pan_surface_temp_c if msg.pan_sensor_ok else nan,
-            reported_welded=msg.fault == HeaterState.FAULT_RELAY_WELDED)
+            reported_welded=msg.fault == HeaterState.FAULT_RELAY_WELDED, medium_mass_kg=msg.medium_mass_kg,
+            stamp_s=msg.stamp.sec + msg.stamp.nanosec * 1e-9)
         self._after(self.monitor.on_heater(reading, time.monotonic()))
 
     @_fail_safe

@@ -19,6 +19,7 @@ _BY_TRIGGER = {
     "heartbeat_lost": ("cookwala.device.fault", "cw.incident.equipment_failure"),
     "stale": ("cookwala.device.fault", "cw.incident.sensor_failure"),
     "unverifiable": ("cookwala.device.fault", "cw.incident.sensor_failure"),
+    "sensor_implausible": ("cookwala.device.fault", "cw.incident.sensor_failure"),
     "heater_fault": ("cookwala.device.fault", "cw.incident.actuator_failure"),
     "reenergised": ("cookwala.device.fault", "cw.incident.actuator_failure"),
     "latched_before_restart": ("cookwala.safety.estop", None),

@@ -19,6 +19,7 @@ from cookwala_ros.safety.arbiter import ARMED, UNCONFIGURED, Arbiter
 from cookwala_ros.safety.device_rules import ExecutorPresence, JointLimit, RelayWatch
 from cookwala_ros.safety.latch import LATCHED_BEFORE_RESTART
 from cookwala_ros.safety.packs import PackError, check_pack
+from cookwala_ros.safety.plausibility import SensorPlausibility
 from cookwala_ros.safety.rules import Finding, PresenceReading
 from cookwala_ros.safety.tighten import TightenResult, tighten
 from cookwala_ros.safety.trackers import trackers_for
@@ -60,6 +61,8 @@ class MonitorConfig:
     joint_state_timeout_s: float = 0.5  # older joint states -> dead arm driver -> stop
     executor_node: str = ""  # fully qualified name of the expected executor node ("" = none)
     executor_start_grace_s: float = 5.0  # in the graph this long without a heartbeat -> trigger
+    sensor_plausibility: bool = True  # check the heater's thermometers against power and each other
+    max_heater_power_w: float = 2000.0  # the hob's highest power (the plausibility bound's pan lead)
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,8 @@ class HeaterReading:
     medium_temp_c: float  # NaN when the sensor is not ok
     pan_surface_temp_c: float  # NaN when the sensor is not ok
     reported_welded: bool = False
+    medium_mass_kg: float = math.nan  # NaN: unknown (no energy check)
+    stamp_s: float = math.nan  # the state's stamp on the hob's clock [s]; NaN: no energy check
 
 
 @dataclass
@@ -94,6 +99,8 @@ class Monitor:
         self.tool_position = tool_position
         self.unattended_of = unattended_of
         self.relay = RelayWatch(self.config.heat_deadline_s, self.config.heat_off_power_w)
+        self.plausibility = (SensorPlausibility(max_power_w=self.config.max_heater_power_w)
+                             if self.config.sensor_plausibility else None)
         self.outbox: list[Report] = []
         self.op: str | None = None
         self.presence: PresenceReading | None = None
@@ -200,6 +207,10 @@ class Monitor:
         halt = self._apply("heater", rules.max_temp_findings(self.limits, temps, self.op, self._heating), now)
         halt = self._apply("stale", [], now) or halt
         halt = self._check_reenergised(now) or halt
+        if self.plausibility is not None:
+            found = self.plausibility.update(reading.stamp_s, reading.power_w, reading.medium, reading.medium_mass_kg,
+                                             reading.medium_temp_c, reading.pan_surface_temp_c, self.limits, self.op)
+            halt = self._apply("plausibility", found, now) or halt
         relay = self.relay.update(reading.commanded_off, reading.power_w, reading.reported_welded, now)
         return self._apply("relay", relay, now) or halt
 
