@@ -40,7 +40,7 @@ def stop_trials():
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(120 + TRIALS * 8)
+@pytest.mark.timeout(120 + TRIALS * 12)  # a cap for a loaded host; an idle one needs ~1.3 s a trial
 @pytest.mark.parametrize("stop_input", INPUTS)
 def test_stop_holds_until_reset(stop_input, stop_trials):
     spurious = len(stop_trials.spurious)
