@@ -160,9 +160,13 @@ def ros_nodes(factors: list[float], sim_s: float, min_wall_s: float, verbose: bo
             for values in records.values():
                 values.clear()
             wall_limit = time.monotonic() + window_sim_s / factor * 3 + 10.0
+            keep_alive_at = time.monotonic() + 0.1  # the hob's dead-man cuts it without a fresh command
             while not records["clock"] or records["clock"][-1][1] - records["clock"][0][1] < window_sim_s:
                 if time.monotonic() > wall_limit:
                     break
+                if time.monotonic() >= keep_alive_at:
+                    heater_pub.publish(command)
+                    keep_alive_at += 0.1
                 executor.spin_once(timeout_sec=0.01)
             print(f"  {factor:>9g} | {window_sim_s:>6.0f} | {_rtf(records['clock']):>7.1f} | "
                   f"{_row(records['heater'])} | {_row(records['arm'])}")

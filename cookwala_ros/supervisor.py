@@ -5,9 +5,13 @@ Guarantees aimed for:
 - every child runs in its own process group (a terminal's Ctrl-C reaches only us; we decide
   the order) and, on Linux, gets SIGKILL when the supervising thread dies (PR_SET_PDEATHSIG),
   so no child outlives us even if we are SIGKILLed;
-- `stop()` sends SIGINT, then SIGTERM, then SIGKILL to each child's process group and returns
-  within `grace_s` (default 4.0 s) plus a short reap;
-- a required child that exits stops the scene and is named with its exit code.
+- `stop()` stops the children in groups of ascending `stop_order` (guarded nodes, then the safety
+  monitor, then the plant and the clock): each group gets SIGINT, then SIGTERM, then SIGKILL to
+  each child's process group, within `grace_s` (default 4.0 s) per group plus a short reap, and
+  the next group is only signalled once the previous one is gone;
+- a required child (`on_exit: shutdown`) that exits stops the scene and is named with its exit
+  code; any other child that exits is reported (with how to restart it) and the scene keeps
+  running until no child is left.
 
 Children must be started from a thread that lives as long as they should (PDEATHSIG fires when
 the *thread* that forked them exits); the main thread is the normal choice.
@@ -31,12 +35,14 @@ _COLOURS = ("36", "33", "35", "32", "34", "91", "96", "93")
 
 @dataclasses.dataclass(frozen=True)
 class ProcessSpec:
-    """One child: a display name, its argv and whether the scene depends on it."""
+    """One child: a display name, its argv, whether the scene depends on it, when it stops."""
 
     name: str
     argv: Sequence[str]
     required: bool = True
     env: dict[str, str] | None = None  # extra variables on top of os.environ
+    stop_order: int = 0  # lower stops first
+    restart_hint: str | None = None  # a command line that restarts this child alone
 
 
 @dataclasses.dataclass
@@ -45,12 +51,20 @@ class Exit:
     returncode: int
     required: bool
     during_startup: bool
+    restart_hint: str | None = None
 
     def describe(self) -> str:
         how = describe_returncode(self.returncode)
         when = "during start-up" if self.during_startup else ""
         kind = "required node" if self.required else "node"
         return " ".join(filter(None, [kind, repr(self.name), "exited", when, f"({how})"]))
+
+    def report(self) -> str:
+        """The line for a non-required child that exited: the scene goes on; how to restart it."""
+        line = self.describe() + "; the rest of the scene keeps running"
+        if self.restart_hint:
+            line += f"; restart it with: {self.restart_hint}"
+        return line
 
 
 def describe_returncode(code: int) -> str:
@@ -173,7 +187,7 @@ class Supervisor:
                 continue
             code = proc.poll()
             if code is not None:
-                exit_ = Exit(spec.name, code, spec.required, during_startup)
+                exit_ = Exit(spec.name, code, spec.required, during_startup, spec.restart_hint)
                 self._exits[spec.name] = exit_
                 new.append(exit_)
         return new
@@ -191,7 +205,7 @@ class Supervisor:
             for exit_ in self.poll(during_startup=True):
                 if exit_.required:
                     return exit_
-                self.log(exit_.describe() + "; continuing without it")
+                self.log(exit_.report())
             if self._stop_requested.is_set():
                 return None
             elapsed = time.monotonic() - start
@@ -210,27 +224,58 @@ class Supervisor:
         return self._stop_requested.is_set()
 
     def watch(self, until: Callable[[], bool] | None = None, period_s: float = 0.05) -> Exit | None:
-        """Block until a stop is requested, `until()` is true or a required child exits.
+        """Block until a stop is requested, `until()` is true, a required child exits or no
+        child is left running.
 
         Non-required children that exit are reported and the scene keeps running.
-        Returns the required child's exit, or None.
+        Returns the required child's exit (or the last exit when none is left), or None.
         """
         while not self._stop_requested.is_set():
             for exit_ in self.poll():
                 if exit_.required:
                     return exit_
-                self.log(exit_.describe() + "; continuing without it")
+                self.log(exit_.report())
+            if self._procs and not self.running():
+                for exit_ in self.poll():
+                    if exit_.required:
+                        return exit_
+                    self.log(exit_.report())
+                return self.exits[-1] if self._exits else None
             if until is not None and until():
                 return None
             self._stop_requested.wait(period_s)
         return None
 
+    @property
+    def exits(self) -> list[Exit]:
+        """Children that exited (as seen by `poll`), in the order they were noticed."""
+        return list(self._exits.values())
+
     def stop(self) -> dict[str, int]:
-        """Stop every child: SIGINT, SIGTERM after 60 % of the grace period, SIGKILL at its end.
+        """Stop every child, group by group in ascending `stop_order`: SIGINT, SIGTERM after 60 %
+        of the grace period, SIGKILL at its end; a group is signalled once the one before is gone.
 
         Returns name -> return code. Idempotent.
         """
-        alive = {n: p for n, p in self._procs.items() if p.poll() is None}
+        orders = sorted({spec.stop_order for spec in self.specs})
+        for order in orders:
+            group = {s.name: self._procs[s.name] for s in self.specs
+                     if s.stop_order == order and s.name in self._procs}
+            self._stop_group(group)
+        for proc in self._procs.values():
+            try:
+                proc.wait(timeout=1.0)
+            except subprocess.TimeoutExpired:
+                pass
+        for proc in self._procs.values():  # leftovers of a child's own children
+            self._signal_group(proc, signal.SIGKILL)
+        for reader in self._readers:
+            reader.join(timeout=0.5)
+        self.poll()
+        return {n: p.returncode for n, p in self._procs.items()}
+
+    def _stop_group(self, procs: dict[str, subprocess.Popen]) -> None:
+        alive = {n: p for n, p in procs.items() if p.poll() is None}
         deadline_term = time.monotonic() + self.grace_s * 0.6
         deadline_kill = time.monotonic() + self.grace_s
         for sig, deadline in ((signal.SIGINT, deadline_term), (signal.SIGTERM, deadline_kill)):
@@ -244,17 +289,11 @@ class Supervisor:
         for name, proc in alive.items():
             self.log(f"{name!r} did not stop on SIGINT/SIGTERM; killing it")
             self._signal_group(proc, signal.SIGKILL)
-        for proc in self._procs.values():
+        for proc in alive.values():
             try:
                 proc.wait(timeout=1.0)
             except subprocess.TimeoutExpired:
                 pass
-        for proc in self._procs.values():  # leftovers of a child's own children
-            self._signal_group(proc, signal.SIGKILL)
-        for reader in self._readers:
-            reader.join(timeout=0.5)
-        self.poll()
-        return {n: p.returncode for n, p in self._procs.items()}
 
     @staticmethod
     def _signal_group(proc: subprocess.Popen, sig: int) -> None:

@@ -5,14 +5,20 @@
 
 The nodes, parameters and remappings come from config/bringup/<scene>.yaml, read by
 `cookwala_ros.bringup` exactly as `cookwala-ros up` reads them. Any argument the manifest
-declares can be given as `NAME:=VALUE`. A node marked `required` shuts the launch down when it
-exits.
+declares can be given as `NAME:=VALUE`. A node with `on_exit: shutdown` shuts the launch down
+when it exits; one with `on_exit: continue` is only logged, with the `cookwala-ros up --only`
+line that restarts it, and the rest of the scene keeps running (so the safety monitor outlives
+the executor it guards).
+
+`stop_order` is not mirrored: launch sends SIGINT to every node at once on shutdown. Where the
+order matters (the monitor's halt reaching live controllers), use `cookwala-ros up`, or stop the
+guarded nodes first.
 """
 
 from __future__ import annotations
 
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, OpaqueFunction, Shutdown
+from launch.actions import DeclareLaunchArgument, LogInfo, OpaqueFunction, Shutdown
 from launch_ros.actions import Node
 
 from cookwala_ros import bringup
@@ -20,13 +26,17 @@ from cookwala_ros import bringup
 DEFAULT_SCENE = "sim_kitchen"
 
 
-def node_actions(specs: list[bringup.NodeSpec], scene: str) -> list[Node]:
+def node_actions(specs: list[bringup.NodeSpec], scene: str, arguments: dict | None = None) -> list[Node]:
     """One launch_ros Node per spec; parameter files first so inline parameters win."""
     actions = []
     for spec in specs:
         kwargs = {}
-        if spec.required:
+        if spec.on_exit == "shutdown":
             kwargs["on_exit"] = Shutdown(reason=f"required node {spec.name!r} of scene {scene!r} exited")
+        else:
+            hint = bringup.restart_command(scene, spec.name, arguments)
+            kwargs["on_exit"] = LogInfo(msg=f"node {spec.name!r} of scene {scene!r} exited; the rest of the "
+                                        f"scene keeps running; restart it with: {hint}")
         actions.append(
             Node(
                 package=spec.package,
@@ -56,7 +66,7 @@ def scene_nodes(context, *_args, **_kwargs) -> list[Node]:
         use_sim_time = bringup.parse_value(config["use_sim_time"])
         if not isinstance(use_sim_time, bool):
             raise bringup.ManifestError(f"use_sim_time: expected true or false, got {config['use_sim_time']!r}")
-    return node_actions(manifest.node_specs(arguments, None, use_sim_time), manifest.scene)
+    return node_actions(manifest.node_specs(arguments, None, use_sim_time), manifest.scene, arguments)
 
 
 def generate_launch_description() -> LaunchDescription:

@@ -10,12 +10,14 @@ from cookwala_ros.bringup.command_line import (
     console_scripts,
     format_param_value,
     node_command,
+    restart_command,
     resolve_executable,
     ros_arguments,
 )
 from cookwala_ros.bringup.manifest import (
     BRINGUP_DIR,
     FORMAT_VERSION,
+    ON_EXIT,
     Argument,
     Manifest,
     ManifestError,
@@ -29,7 +31,7 @@ from cookwala_ros.bringup.manifest import (
 )
 
 __all__ = [
-    "BRINGUP_DIR", "FORMAT_VERSION", "Argument", "ExecutableNotFound", "Manifest", "ManifestError", "NodeSpec",
+    "BRINGUP_DIR", "FORMAT_VERSION", "ON_EXIT", "Argument", "ExecutableNotFound", "Manifest", "ManifestError", "NodeSpec",
     "available_scenes", "console_scripts", "format_param_value", "load_manifest", "manifest_path", "node_command",
-    "parse_manifest", "parse_set_options", "parse_value", "resolve_executable", "ros_arguments",
+    "parse_manifest", "parse_set_options", "parse_value", "resolve_executable", "restart_command", "ros_arguments",
 ]

@@ -11,8 +11,9 @@ import math
 import os
 import pathlib
 import re
+import shlex
 import sys
-from typing import Any
+from typing import Any, Iterable
 
 from cookwala_ros.bringup.manifest import NodeSpec
 
@@ -129,3 +130,27 @@ def ros_arguments(spec: NodeSpec) -> list[str]:
 def node_command(spec: NodeSpec, resolver=resolve_executable) -> list[str]:
     """The full argv that starts one node as a process."""
     return resolver(spec.package, spec.executable) + ros_arguments(spec)
+
+
+def restart_command(scene: str, node: str, arguments: dict[str, Any] | None = None,
+                    sets: Iterable[str] = (), use_sim_time: bool | None = None) -> str:
+    """The `cookwala-ros up SCENE --only NODE ...` line that restarts one node of a running scene
+    with the parameters the scene gave it (the same scene arguments and --set overrides)."""
+    words = ["cookwala-ros", "up", scene, "--only", node]
+    for name, val in (arguments or {}).items():
+        words += ["--arg", f"{name}={_arg_text(val)}"]
+    for item in sets:
+        if item.partition(".")[0] == node:
+            words += ["--set", item]
+    if use_sim_time is not None:
+        words.append("--use-sim-time" if use_sim_time else "--no-use-sim-time")
+    return " ".join(shlex.quote(w) for w in words)
+
+
+def _arg_text(val: Any) -> str:
+    """A scene argument value as `--arg` parses it back (YAML typing)."""
+    if isinstance(val, bool):
+        return "true" if val else "false"
+    if isinstance(val, float):
+        return format_param_value(val)
+    return str(val)

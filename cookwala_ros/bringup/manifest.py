@@ -17,11 +17,21 @@ Manifest format (`format: 1`)::
         package: cookwala_ros
         executable: arm_sim            # console script / ament executable of the package
         namespace: ""                  # optional
-        required: true                 # the scene stops when it dies (default true)
+        on_exit: shutdown              # shutdown (default): its exit stops the scene;
+                                       # continue: its exit is reported, the scene keeps running
+        stop_order: 2                  # when the scene stops: lower numbers stop first (default 0)
         use_sim_time: true             # optional per-node override
         param_files: [config/robot/arm_sim.yaml]   # relative to the share dir (or absolute)
         parameters: {rate_hz: 50.0, joints: {names: [a, b]}}   # nested keys become a.b
         remappings: {/joint_states: /arm/joint_states}
+
+`on_exit` is the supervision policy: a node the scene cannot run without (the plant, the clock)
+ends the scene when it exits; a node the safety monitor guards (the executor) is only reported, so
+the monitor outlives it and can halt and latch (`cookwala-ros up SCENE --only NODE` restarts it).
+`required: true|false` is the older spelling of `on_exit: shutdown|continue`. `stop_order` gives
+the order of a scene's stop: every node of the lowest order is interrupted and waited for before
+the next order is, so the guarded nodes stop first, then the safety monitor (which halts the
+kitchen as it exits, while the controllers still run), then the plant and the clock.
 
 A parameter value (or a list item) written as `$(arg NAME)` takes the argument's value with its
 type; inside a longer string it is substituted as text. Inline parameters win over param files
@@ -47,8 +57,9 @@ BRINGUP_DIR = ("config", "bringup")
 _TOP_KEYS = {"format", "scene", "description", "use_sim_time", "arguments", "nodes"}
 _NODE_KEYS = {
     "name", "package", "executable", "namespace", "parameters", "param_files",
-    "remappings", "required", "use_sim_time", "description",
+    "remappings", "required", "on_exit", "stop_order", "use_sim_time", "description",
 }
+ON_EXIT = ("shutdown", "continue")
 _ARG_KEYS = {"default", "description"}
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _PACKAGE_RE = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -72,7 +83,13 @@ class NodeSpec:
     parameters: dict[str, Any]  # flat parameter name -> ROS-typed value, incl. use_sim_time
     param_files: tuple[pathlib.Path, ...]
     remappings: tuple[tuple[str, str], ...]
-    required: bool
+    on_exit: str = "shutdown"  # one of ON_EXIT
+    stop_order: int = 0
+
+    @property
+    def required(self) -> bool:
+        """Whether the scene stops when this node exits (`on_exit: shutdown`)."""
+        return self.on_exit == "shutdown"
 
     @property
     def fqn(self) -> str:
@@ -147,7 +164,8 @@ class Manifest:
                     parameters=params,
                     param_files=raw["param_files"],
                     remappings=raw["remappings"],
-                    required=raw["required"],
+                    on_exit=raw["on_exit"],
+                    stop_order=raw["stop_order"],
                 )
             )
         return specs
@@ -272,9 +290,10 @@ def _parse_node(node: Any, where: str, arguments: Mapping[str, Argument]) -> dic
     if not isinstance(namespace, str) or not _NAMESPACE_RE.match(namespace):
         raise ManifestError(f"{where}.namespace: {namespace!r} is not a valid ROS namespace")
     namespace = "/" + namespace.strip("/") if namespace.strip("/") else ""
-    required = node.get("required", True)
-    if not isinstance(required, bool):
-        raise ManifestError(f"{where}.required: expected true or false, got {required!r}")
+    on_exit = _parse_on_exit(node, where)
+    stop_order = node.get("stop_order", 0)
+    if not isinstance(stop_order, int) or isinstance(stop_order, bool):
+        raise ManifestError(f"{where}.stop_order: expected an integer, got {stop_order!r}")
     if "use_sim_time" in node:
         _check_bool_or_arg(node["use_sim_time"], f"{where}.use_sim_time", arguments)
     params = node.get("parameters") or {}
@@ -292,7 +311,8 @@ def _parse_node(node: Any, where: str, arguments: Mapping[str, Argument]) -> dic
         "package": node["package"],
         "executable": node["executable"],
         "namespace": namespace,
-        "required": required,
+        "on_exit": on_exit,
+        "stop_order": stop_order,
         "parameters": params,
         "param_files": _parse_param_files(node.get("param_files") or [], f"{where}.param_files"),
         "remappings": _parse_remappings(node.get("remappings") or {}, f"{where}.remappings"),
@@ -300,6 +320,22 @@ def _parse_node(node: Any, where: str, arguments: Mapping[str, Argument]) -> dic
     if "use_sim_time" in node:
         entry["use_sim_time"] = node["use_sim_time"]
     return entry
+
+
+def _parse_on_exit(node: dict, where: str) -> str:
+    """`on_exit`, or its older spelling `required` (true = shutdown, false = continue)."""
+    on_exit = node.get("on_exit")
+    if on_exit is not None and on_exit not in ON_EXIT:
+        raise ManifestError(f"{where}.on_exit: expected {' or '.join(ON_EXIT)}, got {on_exit!r}")
+    if "required" in node:
+        required = node["required"]
+        if not isinstance(required, bool):
+            raise ManifestError(f"{where}.required: expected true or false, got {required!r}")
+        implied = "shutdown" if required else "continue"
+        if on_exit is not None and on_exit != implied:
+            raise ManifestError(f"{where}.required: {required!r} contradicts on_exit: {on_exit}")
+        on_exit = implied
+    return on_exit or "shutdown"
 
 
 def _parse_param_files(raw: Any, where: str) -> tuple[pathlib.Path, ...]:

@@ -1,12 +1,15 @@
 """`cookwala-ros up SCENE`: start the nodes of a bringup manifest as child processes.
 
-For machines without `launch` (pip installs, CI). Ctrl-C or SIGTERM stops every node; a
-required node that dies takes the scene down and is named with its exit code.
+For machines without `launch` (pip installs, CI). Ctrl-C or SIGTERM stops every node in the
+manifest's stop order; a node with `on_exit: shutdown` that dies takes the scene down and is named
+with its exit code; any other node that dies is reported with the command that restarts it alone
+(`--only NODE`, same scene arguments), and the rest of the scene keeps running.
 """
 
 from __future__ import annotations
 
 import argparse
+import pathlib
 import sys
 
 from cookwala_ros import bringup
@@ -22,6 +25,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--grace-s", type=float, default=4.0, metavar="SECONDS",
                         help="time nodes get to stop on SIGINT/SIGTERM before SIGKILL (default 4)")
     parser.add_argument("--dry-run", action="store_true", help="print each node's command line and exit")
+    parser.add_argument("--only", action="append", default=[], metavar="NODE",
+                        help="start only this node of the scene (repeatable, or comma-separated), with the "
+                        "parameters the scene gives it: restarts one node of a running scene")
 
 
 def add_scene_arguments(parser: argparse.ArgumentParser, default_scene: str | None = None,
@@ -69,7 +75,32 @@ def resolve_scene(args) -> tuple[bringup.Manifest, list[bringup.NodeSpec]]:
     return manifest, specs
 
 
-def process_specs(specs: list[bringup.NodeSpec]) -> list[ProcessSpec]:
+def select_nodes(specs: list[bringup.NodeSpec], only: list[str]) -> list[bringup.NodeSpec]:
+    """The nodes named by `--only` (all when none is named). Raises ManifestError."""
+    names = [name.strip() for item in only for name in item.split(",") if name.strip()]
+    if not names:
+        return specs
+    known = [s.name for s in specs]
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise bringup.ManifestError(f"--only: the scene has no node {unknown[0]!r} (nodes: {', '.join(known)})")
+    return [s for s in specs if s.name in names]
+
+
+def restart_hints(args, manifest: bringup.Manifest) -> dict[str, str]:
+    """Per node: the `cookwala-ros up --only` line that restarts it with this scene's settings."""
+    arguments = {}
+    for item in args.scene_args:
+        name, _, value = item.partition("=")
+        arguments[name] = bringup.parse_value(value)
+    if args.rtf is not None:
+        arguments["real_time_factor"] = float(args.rtf)
+    scene = str(manifest.path) if pathlib.Path(args.scene).is_file() else args.scene
+    return {name: bringup.restart_command(scene, name, arguments, args.sets, args.use_sim_time)
+            for name in manifest.node_names()}
+
+
+def process_specs(specs: list[bringup.NodeSpec], hints: dict[str, str] | None = None) -> list[ProcessSpec]:
     """Command lines for every node. Raises ExecutableNotFound naming the node."""
     out = []
     for spec in specs:
@@ -77,14 +108,16 @@ def process_specs(specs: list[bringup.NodeSpec]) -> list[ProcessSpec]:
             argv = bringup.node_command(spec)
         except bringup.ExecutableNotFound as exc:
             raise bringup.ExecutableNotFound(f"node {spec.name!r}: {exc}") from None
-        out.append(ProcessSpec(spec.name, argv, spec.required))
+        out.append(ProcessSpec(spec.name, argv, spec.required, stop_order=spec.stop_order,
+                               restart_hint=(hints or {}).get(spec.name)))
     return out
 
 
 def run(args) -> int:
     try:
         manifest, specs = resolve_scene(args)
-        procs = process_specs(specs)
+        specs = select_nodes(specs, args.only)
+        procs = process_specs(specs, restart_hints(args, manifest))
     except (bringup.ManifestError, bringup.ExecutableNotFound) as exc:
         print(f"cookwala-ros up: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -112,9 +145,12 @@ def run_scene(scene: str, procs: list[ProcessSpec], startup_s: float, grace_s: f
                 names = ", ".join(f"{n} (pid {p})" for n, p in supervisor.pids.items())
                 supervisor.log(f"scene {scene!r} up: {names}; Ctrl-C to stop")
             died = supervisor.watch()
-            if died is not None:
+            if died is not None and died.required:
                 supervisor.log(f"stopping scene {scene!r}: {died.describe()}")
                 return EXIT_FAILED
+            if died is not None:  # the last node left has exited
+                supervisor.log(f"no node of scene {scene!r} is left running")
+                return EXIT_OK if all(e.returncode == 0 for e in supervisor.exits) else EXIT_FAILED
             return EXIT_OK
         finally:
             codes = supervisor.stop()

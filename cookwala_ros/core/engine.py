@@ -90,6 +90,7 @@ class RecipeRun:
         self._stop_sent = False
         self._was_armed: bool | None = None
         self._fault_handled = False
+        self._arm_fault_handled = False
         self._heater_last: tuple | None = None
         self._heater_last_at = -1e9
         self._setup: dict | None = None
@@ -195,6 +196,11 @@ class RecipeRun:
         self._cmd.heater = command
         self._heater_last, self._heater_last_at = command, now
 
+    @property
+    def heater_setup(self) -> dict | None:
+        """What the hob was last told is in the pot ({medium, mass_kg, lid}), or None."""
+        return self._setup
+
     def arm_to(self, pose: str) -> None:
         self._cmd.arm_pose = pose
 
@@ -273,7 +279,7 @@ class RecipeRun:
         if target is None or self.state == "stopping":
             return False
         self._stop_reason = reason or "stop requested"
-        self._end_step(deviation=("other", f"stopped: {self._stop_reason}"))
+        self._end_step(deviation=("other", f"stopped: {self._stop_reason}"), finished=False)
         self._set_state(target)
         self._phase_s = 0.0
         self._stop_sent = False
@@ -346,19 +352,30 @@ class RecipeRun:
         self.estimate.correct(pan_c=pan, medium_c=medium)
 
     def _safety(self, obs: Observation) -> None:
+        details = obs.fault_details or {}
+        node = self.runner.node_id if self.runner else None
         fault = obs.heater_fault
         if fault and "sensor" not in fault.lower() and not self._fault_handled:
             self._fault_handled = True
-            at = self.iso(obs.now_s)
-            node = self.runner.node_id if self.runner else None
-            self.builder.safety_event(at, f"heater.{fault}", "cut_heat", node)
+            self.builder.safety_event(self.iso(obs.now_s), f"heater.{fault}", "cut_heat", node)
             kind = "cw.incident.overheat" if "temp" in fault.lower() else "cw.incident.equipment_failure"
-            self.incident(self.runner, kind, f"heater reports fault {fault}")
-            self.stop(f"heater fault: {fault}")
-        if self._was_armed and not obs.safety_armed and self.state != "stopping":
-            self.builder.safety_event(self.iso(obs.now_s), "safety_monitor", "stop_all",
-                                      self.runner.node_id if self.runner else None)
-            self.stop("the safety monitor tripped")
+            detail = details.get("heater") or f"heater reports fault {fault}"
+            self.incident(self.runner, kind, detail)
+            self.stop(f"heater fault: {fault}" + (f" ({detail})" if "heater" in details else ""))
+        if obs.arm_fault and not self._arm_fault_handled:  # e.g. a silent arm driver: stirs would never happen
+            self._arm_fault_handled = True
+            self.builder.safety_event(self.iso(obs.now_s), f"arm.{obs.arm_fault}", "stop_all", node)
+            detail = details.get("arm") or f"arm reports fault {obs.arm_fault}"
+            self.incident(self.runner, "cw.incident.equipment_failure", detail)
+            self.stop(f"arm fault: {obs.arm_fault} ({detail})")
+        # a monitor that tripped reports its own incident; one that is gone or silent cannot
+        if not obs.safety_armed and self.state != "stopping" and (self._was_armed or obs.safety_fault):
+            self.builder.safety_event(self.iso(obs.now_s), "safety_monitor", "stop_all", node)
+            if obs.safety_fault:
+                self.incident(self.runner, "cw.incident.equipment_failure", obs.safety_fault)
+                self.stop(f"safety monitor lost: {obs.safety_fault}")
+            else:
+                self.stop("the safety monitor tripped")
         self._was_armed = bool(obs.safety_armed)
 
     def _tick_accepted(self, obs: Observation, dt: float) -> None:
@@ -475,14 +492,19 @@ class RecipeRun:
                                    "kind": runner.kind})
         self._handle(runner.tick(obs, 0.0, True), obs)
 
-    def _end_step(self, deviation: tuple[str, str] | None = None) -> None:
+    def _end_step(self, deviation: tuple[str, str] | None = None, finished: bool = True) -> None:
+        """Close the current step's record: a finished step goes to `steps` with its envelope
+        verdict, an unfinished one (stopped) to the log's unfinished steps without one."""
         runner = self.runner
         if runner is None or runner.recorder is None:
             return
         if deviation is not None:
             self.deviation(runner, *deviation)
-        record = runner.record(self.iso(self._now()))
-        self.builder.add_step(record)
+        record = runner.record(self.iso(self._now()), finished)
+        if finished:
+            self.builder.add_step(record)
+        else:
+            self.builder.add_unfinished(record)
         self.emit("step_ended", record)
         self.runner = None
 
@@ -527,5 +549,5 @@ class RecipeRun:
         outcome = OUTCOME_FOR_STATE.get(self.state, "partial")
         open_step = None
         if self.runner is not None and self.runner.recorder is not None and not self.is_final:
-            open_step = self.runner.record(None)
+            open_step = self.runner.record(None, finished=False)
         return self.builder.build(outcome, self._ended_at, open_step)

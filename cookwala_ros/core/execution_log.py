@@ -6,6 +6,11 @@ min/max/end of every sensor it watched and its deviations; `LogBuilder` adds the
 extension field `x-cookwala-ros-trace` (a list of [t_s, medium °C, pan °C, power W] rows, TRACE_COLUMNS,
 at about 1 Hz of run time, thinned to stay under a fixed number of rows; null = no reading) so a plot can be drawn from any log.
 No personal data is ever recorded (`privacy.personalData: "none"`).
+
+Only a finished step has an envelope verdict: `steps` holds the steps that ended (every
+StepRecord needs `envelopeOk`), and a step that was still open when the run stopped, failed or
+was read mid-run is reported under `x-cookwala-ros-unfinishedSteps` in the same shape without
+`envelopeOk` (what it did so far, no claim about whether it held).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from typing import Any
 
 TRACE_FIELD = "x-cookwala-ros-trace"
 TRACE_COLUMNS = ["t_s", "medium_temp_c", "pan_temp_c", "power_w"]
+UNFINISHED_FIELD = "x-cookwala-ros-unfinishedSteps"
 # the schema allows one deviation per step: keep the one that matters most
 DEVIATION_RANK = ("temperature_excursion", "human_took_over", "skipped_optional", "extended_time",
                   "shortened_time", "substitution", "other")
@@ -65,12 +71,14 @@ class StepRecorder:
     def has_deviation(self, kind: str) -> bool:
         return any(d["kind"] == kind for d in self.deviations)
 
-    def to_record(self, ended_at: str | None) -> dict:
+    def to_record(self, ended_at: str | None, finished: bool = True) -> dict:
+        """The StepRecord; an unfinished step (`finished=False`) has no `envelopeOk`."""
         record: dict[str, Any] = {"node": self.node, "op": self.op, "startedAt": self.started_at}
         if ended_at:
             record["endedAt"] = ended_at
         record["verifiedBy"] = self.verified_by
-        record["envelopeOk"] = self.envelope_ok
+        if finished:
+            record["envelopeOk"] = self.envelope_ok
         if self._sensors:
             record["summary"] = [
                 {**s, "min": _r(s["min"]), "max": _r(s["max"]), "end": _r(s["end"])} for s in self._sensors.values()
@@ -96,6 +104,7 @@ class LogBuilder:
                      "recipeHash": recipe_hash, "device": dict(device), "startedAt": started_at}
         self.servings = servings
         self.steps: list[dict] = []
+        self.unfinished: list[dict] = []
         self.safety_events: list[dict] = []
         self.human_interventions: list[dict] = []
         self.energy_j = 0.0
@@ -105,7 +114,12 @@ class LogBuilder:
         self._next_trace_t: float | None = None
 
     def add_step(self, record: dict) -> None:
+        """A finished step (its record has `envelopeOk`)."""
         self.steps.append(record)
+
+    def add_unfinished(self, record: dict) -> None:
+        """A step that ended without finishing (stopped, failed): no envelope verdict."""
+        self.unfinished.append(record)
 
     def safety_event(self, at: str, limit: str, action: str, node: str | None = None) -> dict:
         event = {"at": at, "limit": limit, "action": action}
@@ -143,7 +157,10 @@ class LogBuilder:
         log["outcome"] = outcome
         if self.servings is not None:
             log["servings"] = self.servings
-        log["steps"] = [dict(s) for s in self.steps] + ([open_step] if open_step else [])
+        log["steps"] = [dict(s) for s in self.steps]
+        unfinished = [dict(s) for s in self.unfinished] + ([dict(open_step)] if open_step else [])
+        if unfinished:
+            log[UNFINISHED_FIELD] = unfinished
         log["safetyEvents"] = [dict(e) for e in self.safety_events]
         log["humanInterventions"] = [dict(h) for h in self.human_interventions]
         log["energyKwh"] = round(self.energy_j / 3.6e6, 4)

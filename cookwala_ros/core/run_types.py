@@ -31,7 +31,10 @@ class Observation:
     medium_temp_c: float | None = None  # None = no or invalid reading
     pan_temp_c: float | None = None
     heater_power_w: float | None = 0.0
-    heater_fault: str | None = None  # None, or e.g. "overtemp", "relay_welded", "sensor_disconnected"
+    heater_fault: str | None = None  # None, or e.g. "overtemp", "relay_welded", "sensor_disconnected", "stale_state"
+    arm_fault: str | None = None  # None, or e.g. "stale_state" (no fresh joint states: the arm driver is silent)
+    safety_fault: str | None = None  # why the device's safety monitor cannot be relied on (gone, silent), or None
+    fault_details: dict = field(default_factory=dict)  # "heater" / "arm" -> what was observed (names the driver)
     arm_positions: dict = field(default_factory=dict)  # joint -> rad
     arm_moving: bool = False
     arm_pose: str | None = None  # the named pose the arm is at, or None

@@ -5,6 +5,16 @@ tick; `active=False` means the run is paused or waiting for a person: a heat ste
 holding its temperature but its clock does not run. A tick returns a `Verdict`: go on, done,
 a person is needed (why), or abort safely (why). Runners talk to the run only through the
 small set of methods `RecipeRun` gives them (read, emit, heater, arm, recorder).
+
+Truth of a heat step (issue 16): a step whose medium never entered its envelope band ends with
+`envelopeOk: false` and a `temperature_excursion` deviation, and it asks a person to check the
+food before the run goes on (CORE §3: executors keep the medium inside the envelope, and the last
+rung of the sensor ladder is a person; refusal, not guessing), so such a cook is "served" only
+after a person confirmed it. A medium sensor whose reading does not follow the heat the hob
+delivers (core.plausibility) aborts the step as a sensor fault: the heat is cut, a
+`cw.incident.sensor_failure` is reported and the run stops. It does not go down the ladder: the
+pot's state is unknown once its thermometer has lied (it may be boiling dry), so the model rung
+has nothing trustworthy to start from, and only a person can judge the food.
 """
 
 from __future__ import annotations
@@ -12,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from cookwala_ros.core import conditions, heat_control, ladder, motion, vocab
+from cookwala_ros.core import conditions, heat_control, ladder, motion, plausibility, vocab
 from cookwala_ros.core.conditions import MET, MET_BY_TIME, PENDING, TIMED_OUT
 from cookwala_ros.core.execution_log import StepRecorder
 from cookwala_ros.core.run_types import Observation
@@ -29,6 +39,7 @@ MEDIUM_SENSOR = {"water": "cw.sense.liquid_temp", "steam": "cw.sense.chamber_tem
                  "oil": "cw.sense.oil_temp", "air": "cw.sense.oven_air_temp", "pan_surface": "cw.sense.pan_surface_temp",
                  "product": "cw.sense.core_temp"}
 SETUP_MEDIUM_SENSOR = {"water": "cw.sense.liquid_temp", "oil": "cw.sense.oil_temp", "air": "cw.sense.oven_air_temp"}
+PAN_SENSOR = "cw.sense.pan_surface_temp"
 
 
 @dataclass(frozen=True)
@@ -147,10 +158,11 @@ class StepRunner:
     def readings(self, obs: Observation) -> list[dict]:
         return []
 
-    def record(self, ended_at: str | None) -> dict:
+    def record(self, ended_at: str | None, finished: bool = True) -> dict:
+        """The step's StepRecord; `finished=False` (stopped, failed, still open) has no envelope verdict."""
         assert self.recorder is not None
         self.recorder.verified_by = self.verified_by
-        return self.recorder.to_record(ended_at)
+        return self.recorder.to_record(ended_at, finished)
 
 
 class TimedStep(StepRunner):
@@ -256,6 +268,9 @@ class HeatStep(StepRunner):
         self.silent_s = 0.0
         self.last_value: float | None = None
         self.last_estimated = False
+        self.peak_c: float | None = None  # highest value of the controlled temperature
+        self.band_missed_asked = False
+        self.rise_check: plausibility.RiseCheck | None = None
         stir = (self.node.get("params") or {}).get("stir")
         interval = stir.get("intervalS") if isinstance(stir, dict) else None
         self.stir_every_s = float(interval) if isinstance(interval, (int, float)) and interval > 0 else None
@@ -267,6 +282,31 @@ class HeatStep(StepRunner):
     def start(self, obs: Observation) -> None:
         super().start(obs)
         self.run.heater_setup_for(self.node, self.env_medium, obs)
+        self.rise_check = self._rise_check()
+
+    def _rise_check(self) -> plausibility.RiseCheck | None:
+        """The plausibility check of the medium sensor against the heat in (core.plausibility)."""
+        setup = self.run.heater_setup or {}
+        medium = setup.get("medium")
+        if self.mode != "sensor" or not self.sensor or medium != HEATER_MEDIUM.get(self.env_medium):
+            return None
+        if vocab.canonical_sensor(self.sensor) != SETUP_MEDIUM_SENSOR.get(medium):
+            return None
+        bound = plausibility.bound_for(self.run.config.thermal, medium, setup.get("mass_kg", 0.0),
+                                       self.run.config.max_heater_power_w, self.run.estimate.boiling_c)
+        return plausibility.RiseCheck(bound) if bound is not None else None
+
+    def _plausible(self, obs: Observation, value: float | None, estimated: bool) -> Verdict | None:
+        """Abort when the medium sensor does not follow the heat the hob reports (a lying sensor)."""
+        check = self.rise_check
+        if check is None or self.mode != "sensor":
+            return None
+        power = obs.heater_power_w if obs.heater_power_w is not None else 0.0
+        fault = check.update(obs.now_s, power, None if estimated else value, self.run.read(obs, PAN_SENSOR))
+        if fault is None:
+            return None
+        self.rise_check = None
+        return Verdict("abort", f"node {self.node_id}: sensor fault: {self.sensor} is implausible: {fault}")
 
     def _measure(self, obs: Observation) -> tuple[float | None, bool]:
         """(value of the controlled temperature, estimated?)."""
@@ -283,9 +323,11 @@ class HeatStep(StepRunner):
             return GO_ON  # readings taken before the pot's contents changed say nothing about them
         value, estimated = self._measure(obs)
         if self.mode == "sensor":
-            verdict = self._watch_sensor(obs, dt, estimated)
+            verdict = self._watch_sensor(obs, dt, estimated) or self._plausible(obs, value, estimated)
             if verdict is not None:
                 return verdict
+        if value is not None:
+            self.peak_c = value if self.peak_c is None else max(self.peak_c, value)
         self.last_value, self.last_estimated = value, estimated
         if self.goal is not None and value is not None:
             power = self.run.controller.update(self.goal.setpoint, value, dt, self.goal.hi)
@@ -311,6 +353,13 @@ class HeatStep(StepRunner):
             done = self.target_reached or (self.goal is None)
             return DONE if done else GO_ON
         verdict = self._judge(self.tracker.evaluate(self.elapsed_s, readings))
+        if verdict.kind == "done" and self.band_missed():
+            if not self.band_missed_asked:
+                self.band_missed_asked = True
+                self._record_band_missed()
+                self.pending_human = (f"node {self.node_id} ({self.op}): {self.band_missed()}; "
+                                      "please check the food and confirm")
+                return Verdict("human", self.pending_human)
         if verdict.kind == "done" and self.confirm_by_human:
             self.pending_human = f"node {self.node_id} ({self.op}): please confirm it is done"
             return Verdict("human", self.pending_human)
@@ -336,6 +385,7 @@ class HeatStep(StepRunner):
         if ladder.is_sensor_rung(rung) and self.run.read(obs, rung) is not None:
             self.sensor = rung
             self.silent_s = 0.0
+            self.rise_check = self._rise_check()
             return None
         if rung == "human":
             self.mode = "model"
@@ -345,6 +395,27 @@ class HeatStep(StepRunner):
         self.verified_by = self.mode if rung != "human" else "human"
         self.run.deviation(self, "other", f"{self.sensor} lost; step continued on the {rung} rung")
         return None
+
+    def band_missed(self) -> str | None:
+        """Why the step is not in its envelope: the medium never reached the band (None: it did,
+        or the step has no band)."""
+        if self.goal is None or self.entered_band:
+            return None
+        peak = "no reading" if self.peak_c is None else f"peak {self.peak_c:.1f} °C"
+        medium = self.env_medium or "medium"
+        return f"the {medium} never reached the {self.op} envelope {self.goal.lo:g}–{self.goal.hi:g} °C ({peak})"
+
+    def _record_band_missed(self) -> None:
+        why = self.band_missed()
+        if why and not self.recorder.has_deviation("temperature_excursion"):
+            self.run.deviation(self, "temperature_excursion", why)
+        if why:
+            self.recorder.envelope_ok = False
+
+    def record(self, ended_at: str | None, finished: bool = True) -> dict:
+        if finished:
+            self._record_band_missed()
+        return super().record(ended_at, finished)
 
     def _check_envelope(self, value: float, estimated: bool) -> None:
         goal = self.goal

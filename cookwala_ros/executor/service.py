@@ -6,7 +6,9 @@ transaction) *before* it is acknowledged or published: a crash loses nothing a c
 The engine (`core.engine.RecipeRun`, one per execution) is driven by `tick()`; every externally
 visible change of its status increments the execution's seq and becomes one CloudEvent with
 `cookwalaseq` = seq. A restart never resumes cooking: executions that were running become
-`failed` (or `stopped` where the lifecycle table allows no `failed`) with a reason.
+`failed` (or `stopped` where the lifecycle table allows no `failed`) with a reason, stamped with
+the wall clock (the ROS clock may read 0 before /clock arrives), and their log keeps the trace up
+to the crash (rows are appended to the store as the engine samples them).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 
 from cookwala_ros.core import lifecycle, versions
 from cookwala_ros.core.canonical import CanonicalError
+from cookwala_ros.core.execution_log import TRACE_FIELD
 from cookwala_ros.core.limits import default_pack, merge_packs
 from cookwala_ros.core.request_checks import RequestContext, check_recalls
 from cookwala_ros.core.trust import document_hash
@@ -33,10 +36,13 @@ from cookwala_ros.executor.prestart import check_request
 from cookwala_ros.executor.status import REASON_KEY, minimal_log, new_status, running_status
 from cookwala_ros.executor.store import Store
 
+TRACE_MAX_ROWS = 3600  # a recovered trace is thinned to this, as the engine thins its own
+
 LOG = logging.getLogger("cookwala_ros.executor")
 _SIGNIFICANT = {"state", "step_started", "step_ended", "needs_human", "deviation"}
 STATUS_POLL_S = 1.0  # without engine changes, progress/readings are checked this often [s of ROS time]
-LOG_SNAPSHOT_S = 30.0  # the stored log of a running execution is refreshed at least this often
+LOG_SNAPSHOT_S = 30.0  # the stored log JSON of a running execution is refreshed at least this often
+# (its trace rows are appended as they are sampled, so a crash loses at most the newest row)
 
 
 class ServiceError(Exception):
@@ -68,6 +74,7 @@ class _Active:
     last_status_s: float = 0.0
     last_poll_s: float = -1e18
     last_log_s: float = -1e18
+    trace_t_s: float = -1e18  # run time of the newest trace row appended to the store
     extra: dict = field(default_factory=dict)
 
 
@@ -90,10 +97,11 @@ def _default_run_factory(recipe: dict, plan: list, config: ExecutorConfig, start
 class ExecutorService:
     def __init__(self, config: ExecutorConfig, ports: DevicePorts | None = None,
                  clock: Callable[[], float] = time.time, *, run_factory: Callable[..., Any] | None = None,
-                 poll_recalls: bool = True):
+                 poll_recalls: bool = True, wall_clock: Callable[[], float] = time.time):
         self.config = config
         self.ports = ports or StaticPorts()
-        self.clock = clock
+        self.clock = clock  # control time (the ROS clock: sim time in a simulated kitchen)
+        self.wall_clock = wall_clock  # record times that must be real whatever the ROS clock reads
         self.run_factory = run_factory or _default_run_factory
         self.store = Store(config.data_dir)
         self.library = RecipeLibrary(config.library_dir)
@@ -144,7 +152,9 @@ class ExecutorService:
     # ------------------------------------------------------------------ start-up recovery
 
     def _recover(self) -> None:
-        now = self.clock()
+        """Mark what was running when the last executor died as failed, at the wall-clock time
+        (the ROS clock may not have a /clock yet), with the trace rows appended up to the crash."""
+        now = self.wall_clock()
         for row in self.store.active_executions():
             state = "failed" if lifecycle.can_transition(row.state, "failed") else "stopped"
             reason = (f"the executor restarted while the execution was {row.state}; "
@@ -155,11 +165,15 @@ class ExecutorService:
             log["outcome"] = "failed" if state == "failed" else "aborted_safe"
             log["endedAt"] = ev.rfc3339(now)
             log[REASON_KEY] = reason
+            trace = _recovered_trace(log.get(TRACE_FIELD), self.store.trace_rows(row.id))
+            if trace:
+                log[TRACE_FIELD] = trace
             event = ev.execution_event(status, source=self.source, time_s=now, previous_state=row.state,
                                        recipe=row.recipe_ref, recipe_hash=row.recipe_hash, detail=reason)
             with self.store.transaction():
                 self.store.update_status(status, True, log)
                 self.store.add_event(event, row.id, status["seq"])
+                self.store.drop_trace(row.id)
             self._boot_events.append(event)
             LOG.warning("execution %s: %s -> %s (%s)", row.id, row.state, state, reason)
 
@@ -427,6 +441,7 @@ class ExecutorService:
             commands = None
             if active is not None:
                 commands = active.run.tick(observation)
+                self._append_trace(active)
                 self._absorb(active, now_s)
         if heartbeat:
             self._emit([heartbeat])
@@ -435,6 +450,21 @@ class ExecutorService:
 
             commands = Commands()
         return commands
+
+    def _append_trace(self, active: _Active) -> None:
+        """Store the trace rows the engine sampled since the last tick (a few per second)."""
+        trace = getattr(getattr(active.run, "builder", None), "trace", None)
+        if not trace:
+            return
+        new = []
+        for row in reversed(trace):
+            if not row or row[0] <= active.trace_t_s:
+                break
+            new.append(row)
+        if new:
+            new.reverse()
+            self.store.append_trace(active.status["id"], new)
+            active.trace_t_s = new[-1][0]
 
     def _heartbeat(self, now_s: float) -> dict | None:
         last = self._last_heartbeat_s
@@ -505,6 +535,7 @@ class ExecutorService:
                 events.append(incident)
         if lifecycle.is_final(active.status["state"]):
             self._active.pop(active.status["id"], None)
+            self.store.drop_trace(active.status["id"])  # the final log holds the whole trace
         self._emit(events)
 
     # ------------------------------------------------------------------ life
@@ -527,3 +558,13 @@ class ExecutorService:
             self.store.close()
         if cooking:
             self.ports.halt()
+
+
+def _recovered_trace(snapshot: Any, appended: list[list]) -> list[list]:
+    """The log snapshot's trace followed by the rows appended after it, thinned like the engine's."""
+    rows = [r for r in snapshot if isinstance(r, list) and r] if isinstance(snapshot, list) else []
+    last = rows[-1][0] if rows else None
+    rows += [r for r in appended if last is None or r[0] > last]
+    while len(rows) > TRACE_MAX_ROWS:
+        rows = rows[::2]
+    return rows

@@ -6,12 +6,25 @@ survives a crash (SIGKILL or power loss); high-rate progress updates may commit 
 (still safe against a process crash). Callers group related writes in `transaction()`; the status, its event and the
 idempotency record of a request are committed together or not at all. One connection shared by
 threads, serialised by a lock: the executor's write rate (a few per second) does not need more.
+
+One executor per data dir: opening a Store takes an exclusive `flock` on `executor.lock` in the
+data dir (held until the process's last Store of that dir is closed, or the process dies, which
+the kernel notices even after a SIGKILL) before the database is touched, so a second executor
+process exits with DataDirInUse naming the pid that holds it and cannot mark the first one's live
+execution failed. Stores of one process share the lock (tests open a dir twice to play a restart).
+
+The running log's temperature trace is appended row by row to `trace_rows` as the engine samples
+it (commits without an fsync: cheap, and they survive a process crash), so a crash loses at most
+the row being sampled; the full log JSON is rewritten only on step and state changes.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import json
+import os
 import pathlib
 import sqlite3
 import threading
@@ -20,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 DB_NAME = "executor.sqlite3"
+LOCK_NAME = "executor.lock"
 SCHEMA_VERSION = 1
 
 _SCHEMA = """
@@ -55,6 +69,12 @@ CREATE TABLE IF NOT EXISTS events (
     event_json TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS events_execution ON events (execution_id, ordinal);
+CREATE TABLE IF NOT EXISTS trace_rows (
+    execution_id TEXT NOT NULL,
+    t_s REAL NOT NULL,
+    row_json TEXT NOT NULL,
+    PRIMARY KEY (execution_id, t_s)
+);
 CREATE TABLE IF NOT EXISTS recalls (
     id TEXT PRIMARY KEY,
     recall_json TEXT NOT NULL,
@@ -77,6 +97,62 @@ class ExecutionRow:
     log: dict | None
 
 
+class DataDirInUse(ValueError):
+    """Another process holds the data dir's lock (a ValueError: a node reports it in one line)."""
+
+
+_HELD: dict[str, list[int]] = {}  # lock file path -> [descriptor, Stores of this process using it]
+_HELD_LOCK = threading.Lock()
+
+
+def lock_data_dir(folder: pathlib.Path) -> str:
+    """Take the data dir's exclusive lock for this process; returns the key to `unlock_data_dir`.
+
+    Raises DataDirInUse naming the folder and the holder's pid (written into the lock file by
+    the holder). The descriptor is not inherited by child processes (Python's default).
+    """
+    key = os.path.realpath(folder / LOCK_NAME)
+    with _HELD_LOCK:
+        held = _HELD.get(key)
+        if held is not None:
+            held[1] += 1
+            return key
+        _HELD[key] = [_flock(folder, pathlib.Path(key)), 1]
+    return key
+
+
+def unlock_data_dir(key: str) -> None:
+    with _HELD_LOCK:
+        held = _HELD.get(key)
+        if held is None:
+            return
+        held[1] -= 1
+        if held[1] <= 0:
+            del _HELD[key]
+            os.close(held[0])
+
+
+def _flock(folder: pathlib.Path, path: pathlib.Path) -> int:
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        holder = ""
+        try:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+        except OSError:
+            pass
+        os.close(fd)
+        if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+            raise DataDirInUse(f"data_dir {folder}: cannot lock {path}: {exc.strerror}") from None
+        who = f"pid {holder}" if holder.isdigit() else "another process"
+        raise DataDirInUse(f"data_dir {folder} is in use by another executor ({who}); "
+                           "one executor per data dir") from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+    return fd
+
+
 class Store:
     """Typed access to the database; every method is thread-safe."""
 
@@ -84,6 +160,7 @@ class Store:
         self.dir = pathlib.Path(data_dir).expanduser()
         self.dir.mkdir(parents=True, exist_ok=True)
         self.path = self.dir / DB_NAME
+        self._lock_key: str | None = lock_data_dir(self.dir)  # before the database is opened
         self._lock = threading.RLock()
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
         self._db.execute("PRAGMA journal_mode=WAL")
@@ -119,6 +196,13 @@ class Store:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+            self.release_lock()
+
+    def release_lock(self) -> None:
+        """Give up this Store's hold on the data dir's lock (the process's last one frees it)."""
+        key, self._lock_key = self._lock_key, None
+        if key is not None:
+            unlock_data_dir(key)
 
     def _one(self, sql: str, args: tuple = ()) -> tuple | None:
         with self._lock:
@@ -154,6 +238,27 @@ class Store:
 
     def save_log(self, execution_id: str, log: dict) -> None:
         self._run("UPDATE executions SET log_json=? WHERE id=?", (_dump(log), execution_id))
+
+    # ------------------------------------------------------------------ trace rows
+
+    def append_trace(self, execution_id: str, rows: list[list]) -> None:
+        """Append trace rows ([t_s, ...], t_s increasing) of a running execution; no fsync."""
+        if not rows:
+            return
+        with self.transaction(durable=False):
+            self._db.executemany("INSERT OR REPLACE INTO trace_rows VALUES (?,?,?)",
+                                 [(execution_id, float(r[0]), _dump(r)) for r in rows])
+
+    def trace_rows(self, execution_id: str, after_t_s: float | None = None) -> list[list]:
+        """The appended rows of an execution (later than `after_t_s`), by time."""
+        rows = self._all("SELECT row_json FROM trace_rows WHERE execution_id=? AND t_s>? ORDER BY t_s",
+                         (execution_id, -1e300 if after_t_s is None else float(after_t_s)))
+        return [json.loads(r[0]) for r in rows]
+
+    def drop_trace(self, execution_id: str) -> None:
+        """Forget the appended rows once the final log (which holds the whole trace) is stored."""
+        with self.transaction(durable=False):
+            self._db.execute("DELETE FROM trace_rows WHERE execution_id=?", (execution_id,))
 
     def execution(self, execution_id: str) -> ExecutionRow | None:
         row = self._one(

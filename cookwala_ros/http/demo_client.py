@@ -178,6 +178,12 @@ def log_summary(log: dict) -> list[str]:
                          f" end {_fmt(item.get('end'))} {item.get('unit', '')}")
         if step.get("deviation"):
             lines.append(f"       deviation: {step['deviation']}")
+    for step in log.get("x-cookwala-ros-unfinishedSteps") or []:
+        lines.append(f"  {step.get('node', '?'):<4} {step.get('op', ''):<16} unfinished (no envelope verdict)")
+        if step.get("deviation"):
+            lines.append(f"       deviation: {step['deviation']}")
     for event in log.get("safetyEvents") or []:
         lines.append(f"  safety event: {event}")
+    for item in log.get("humanInterventions") or []:
+        lines.append(f"  a person: {item.get('kind')} at {item.get('at')}")
     return lines

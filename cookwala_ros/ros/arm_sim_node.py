@@ -1,9 +1,12 @@
 """arm_sim: the simulated kitchen arm behind the standard JointTrajectoryController topics.
 
-Subscribes trajectory_msgs/JointTrajectory on `arm_controller/joint_trajectory` (a new
-trajectory replaces the old one; an empty one stops every joint at its acceleration limit and
-holds) and publishes sensor_msgs/JointState on `joint_states`. Joint names and limits come from
-the robot description (config/robot/). The model steps on the ROS clock, so under
+Subscribes trajectory_msgs/JointTrajectory on `arm_controller/joint_trajectory` and publishes
+sensor_msgs/JointState on `joint_states`. Every trajectory is checked as ros2_controllers'
+JointTrajectoryController checks it (`robot.joint_trajectory.jtc_problems`, default controller
+parameters): what the real one rejects, the empty trajectory included, is logged and changes
+nothing; an accepted one replaces the old one. A stop is a hold point
+(convert.halt_trajectory_msg). Joint names and limits come from the robot description
+(config/robot/). The model steps on the ROS clock, so under
 `use_sim_time` it follows /clock at any real-time factor.
 
 Faults for safety tests, settable while running (`ros2 param set /arm_sim fault.… …`):
@@ -24,7 +27,9 @@ from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
 from cookwala_ros.ros.node_main import run_node
+from cookwala_ros.robot.joint_trajectory import JTC_VERSION, jtc_problems
 from cookwala_ros.ros import qos
+from cookwala_ros.ros.convert import trajectory_data
 from cookwala_ros.ros.params import ParameterError, ParamSpec, comma_list, declare_parameters, reject_invalid
 from cookwala_ros.sim.arm_model import ArmFaults, ArmModel, Trajectory, TrajectoryError, TrajectoryPoint
 from cookwala_ros.sim.robot_description import RobotDescriptionError, load_arm, load_poses
@@ -90,6 +95,7 @@ class ArmSimNode(Node):
             control_period=values["control_period_s"],
         )
         self._apply_faults(values)
+        self.rejected = 0  # trajectories rejected as the real controller would (tests, diagnostics)
         self._sim_time = SimTime()
         self._lock = threading.Lock()  # the model is shared by the control callbacks and parameter updates
         self._group = MutuallyExclusiveCallbackGroup()
@@ -160,6 +166,13 @@ class ArmSimNode(Node):
         self._publisher.publish(msg)
 
     def _on_trajectory(self, msg: JointTrajectory) -> None:
+        problems = jtc_problems(trajectory_data(msg), self.arm.joint_names, self.get_clock().now().nanoseconds * 1e-9,
+                                self.model.jtc_options)
+        if problems:
+            self.rejected += 1
+            self.get_logger().warning(f"rejected trajectory as the JointTrajectoryController would "
+                                      f"({JTC_VERSION}): {problems[0]}; keeping the current motion")
+            return
         with self._lock:
             self._advance()
             try:

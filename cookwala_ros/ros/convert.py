@@ -10,10 +10,12 @@ from __future__ import annotations
 import json
 import math
 
-from builtin_interfaces.msg import Time
+from builtin_interfaces.msg import Duration, Time
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from cookwala_msgs.msg import Event, ExecutionStatus, Reading, SafetyLimit
 from cookwala_ros.core.sensor_trust import parse_time
+from cookwala_ros.robot.joint_trajectory import HoldBuilder, PointData, TrajectoryData
 
 MEDIUM_SENSORS = ("cw.sense.liquid_temp", "cw.sense.oil_temp", "cw.sense.oven_air_temp", "cw.sense.chamber_temp")
 
@@ -120,3 +122,57 @@ def safety_limit_msgs(pack: dict) -> list[SafetyLimit]:
             max=float(limit.get("max", 0.0)), unit=limit.get("unit", ""), hold_for=limit.get("holdFor", ""),
             action=limit.get("action", ""), message=limit.get("message", "")[:200], source=limit.get("source", "")))
     return out
+
+
+# ---------------------------------------------------------------- joint trajectories
+
+
+def _seconds(duration) -> float:
+    return duration.sec + duration.nanosec * 1e-9
+
+
+def duration_msg(seconds: float) -> Duration:
+    total = int(round(seconds * 1e9))
+    return Duration(sec=total // 1_000_000_000, nanosec=total % 1_000_000_000)
+
+
+def trajectory_data(msg: JointTrajectory) -> TrajectoryData:
+    """A JointTrajectory as plain data for `jtc_problems` (and the arm model)."""
+    points = tuple(PointData(_seconds(p.time_from_start), tuple(p.positions), tuple(p.velocities),
+                             tuple(p.accelerations), tuple(p.effort)) for p in msg.points)
+    return TrajectoryData(tuple(msg.joint_names), points, msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9)
+
+
+def trajectory_msg(data: TrajectoryData) -> JointTrajectory:
+    msg = JointTrajectory(joint_names=list(data.joint_names))
+    msg.header.stamp = seconds_msg(data.stamp_s) if data.stamp_s else Time()
+    msg.points = [JointTrajectoryPoint(positions=list(p.positions), velocities=list(p.velocities),
+                                       accelerations=list(p.accelerations), effort=list(p.effort),
+                                       time_from_start=duration_msg(p.time_from_start)) for p in data.points]
+    return msg
+
+
+def halt_trajectory_msg(holder: HoldBuilder | None, joint_state, now_s: float | None = None,
+                        joint_names=()) -> JointTrajectory:
+    """The arm halt from the latest sensor_msgs/JointState (a hold point, or the fallback without points).
+
+    A hold the JTC accepts needs every joint's measured position (HoldBuilder.hold). Without them
+    (no joint state yet, or one missing a joint) nothing can be held without guessing a position,
+    and a guessed position would move the arm: the fallback is the named trajectory without
+    points, which ROS 2 JTCs reject (no motion commanded) and ROS 1's joint_trajectory_controller
+    read as stop; the caller sees no points and relies on its other stops (goal cancel, the monitor).
+    now_s (the caller's ROS time, the clock the arm stamps its states with) lets the hold account
+    for how far the arm moved since its state was measured.
+    """
+    if holder is not None and joint_state is not None:
+        try:
+            names = list(joint_state.name)
+            positions = dict(zip(names, map(float, joint_state.position)))
+            velocities = dict(zip(names, map(float, joint_state.velocity))) if len(joint_state.velocity) == len(names) else {}
+            stamp_s = joint_state.header.stamp.sec + joint_state.header.stamp.nanosec * 1e-9
+            age_s = now_s - stamp_s if now_s is not None and stamp_s > 0 else 0.0
+            return trajectory_msg(holder.hold(positions, velocities, age_s))
+        except (ValueError, TypeError):
+            pass
+    names = holder.joint_names if holder is not None else joint_names
+    return JointTrajectory(joint_names=list(names))

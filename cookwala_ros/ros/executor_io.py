@@ -8,10 +8,28 @@ until a local reset. The call is asynchronous and never waited on; the monitor's
 not depend on it. The monitor's effective limits (tightened there since start-up) are asked for
 with GetSafetyLimits when an execution starts or the limits are read.
 
+The executor watches that monitor (ros/monitor_watch.py): with a monitor named, nothing starts
+before it has been seen armed, and when it goes silent the executor cuts heat and halts the arm
+itself, reports it and refuses new executions until the monitor is armed again.
+
+Nothing re-energises after a stop: every heater and arm command goes out under one lock with a
+stop latch. The latch is set by `halt()`, by a safety status that is not armed (or a missing
+monitor), by a heater-off from anyone else (the monitor, an operator) seen on the heater command
+topic, and when an execution enters `stopping`/`stopped`/`failed`; while it holds, only heater-off
+and the arm halt pass. It is released only when a new execution is accepted with no stop in
+between (the admission check takes a snapshot, see `safety_hold`) and the monitor is armed. While
+the engine wants heat, `keepalive()` (a steady-clock timer) re-sends the heater command so the
+hob's dead-man timeout never fires on a slow or paused ROS clock; never after the latch.
+
+Heater and joint states older than `heater_state_timeout_s` / `joint_state_timeout_s` (steady
+clock) are not controlled on: the observation then has no temperatures and a `stale_state`
+heater or arm fault, which makes the engine cut heat and stop with an equipment-failure incident.
+
 Topic names come from the device file. Sensor readings become an engine `Observation`; engine
 `Commands` become HeaterCommand and JointTrajectory messages (a named pose is one trajectory
-point, timed from the URDF velocity limits at half speed; a halt is the empty trajectory the
-JointTrajectoryController reads as "stop and hold").
+point, timed from the URDF velocity limits at half speed; a halt is every joint held at rest
+where the latest joint state puts it, as the JointTrajectoryController accepts: see
+`convert.halt_trajectory_msg`).
 
 The engine's `heater_setup` (what the pot holds now) means nothing to a real hob; with the
 simulated one it becomes the heater sim node's `medium`, `medium_mass_kg` and `lid` parameters,
@@ -39,8 +57,12 @@ from cookwala_msgs.msg import HeaterCommand, HeaterState, Presence, SafetyStatus
 from cookwala_msgs.srv import GetSafetyLimits, Stop
 from cookwala_ros.core.run_types import Commands, Observation
 from cookwala_ros.ros import qos
-from cookwala_ros.ros.convert import MEDIUM_SENSORS
+from cookwala_ros.robot.joint_trajectory import HoldBuilder
+from cookwala_ros.ros.convert import MEDIUM_SENSORS, halt_trajectory_msg
+from cookwala_ros.ros.monitor_watch import MonitorWatch
 
+SOURCE = "executor"  # HeaterCommand.source of the executor's own commands
+UNGUARDED = "none"  # safety_monitor_node parameter value: run without a monitor whatever the device file says
 POSE_TOLERANCE_RAD = 0.01
 MOVING_RAD_S = 1e-3
 REACHABLE_S = 60.0  # CORE §6.6: present, or reachable within one minute
@@ -53,11 +75,24 @@ HOLD_MAX_S = 2.0  # longest wait [s, steady clock] for the sim hob to show new c
 class DeviceIO:
     """Latest readings plus the command publishers; thread-safe."""
 
-    def __init__(self, node: Node, device, values: dict, group) -> None:
+    def __init__(self, node: Node, device, values: dict, group, guard_group=None) -> None:
         from cookwala_ros.sim.robot_description import load_arm
 
         self.node = node
         self._lock = threading.Lock()
+        self._cmd_lock = threading.RLock()  # every command publish, the latch and the keep-alive
+        self._latch: str | None = None  # why commands other than heat-off/halt are held back
+        self._latch_seq = 0  # counts latch events (a new execution releases only with none since its check)
+        self._admit_seq = 0
+        self._monitor_lost: str | None = None  # the monitor went missing since the last release (sticky)
+        self._keepalive: HeaterCommand | None = None  # the heat-on command in force, re-sent by keepalive()
+        self._heater_sent_at = 0.0
+        self.dropped = 0  # commands held back by the latch (diagnostics, tests)
+        self._started = self._last_check = time.monotonic()
+        self.heater_state_timeout_s = values["heater_state_timeout_s"]
+        self.joint_state_timeout_s = values["joint_state_timeout_s"]
+        self._heater_at: float | None = None  # steady receipt times
+        self._joints_at: float | None = None
         self.presence_stale_s = values["presence_stale_s"]
         self.presence_default = values["presence_default"]
         self.disabled: set[str] = set()
@@ -68,22 +103,32 @@ class DeviceIO:
         section = device.executor
         arm = device.raw.get("arm") or {}
         heater = (device.raw.get("heaters") or [{}])[0]
+        self.has_arm, self.has_heater = bool(arm), bool(device.raw.get("heaters"))
         self.poses: dict = {}
         self.velocity: dict = {}
+        self.hold: HoldBuilder | None = None  # builds the arm halt (robot/joint_trajectory.py)
         if arm:
             from cookwala_ros.device import load_robot_files
 
             self.poses = load_robot_files(device).poses
             description = load_arm(device.resolve(arm["robot_description"]))
             self.velocity = dict(zip(description.joint_names, map(float, description.max_velocity)))
+            self.hold = HoldBuilder.from_arm(description)
+        override = values.get("safety_monitor_node") or ""
+        monitor = ("" if override == UNGUARDED else override or section.get("safety_monitor_node", "/safety_monitor")).rstrip("/")
+        self.watch = MonitorWatch(monitor, values["safety_status_timeout_s"])
         self.heater_sim = HeaterSimContents(node, values.get("heater_sim_node") or "", group)
         self.trajectory_pub = node.create_publisher(JointTrajectory, arm.get("trajectory_topic", "/arm_controller/joint_trajectory"), qos.command())
         self.heater_pub = node.create_publisher(HeaterCommand, heater.get("command_topic", "/heater/command"), qos.command())
+        self.heater_state_topic = heater.get("state_topic", "/heater/state")
+        self.joint_states_topic = arm.get("joint_states_topic", "/joint_states")
         node.create_subscription(HeaterState, heater.get("state_topic", "/heater/state"), self._on_heater, qos.sensor(), callback_group=group)
         node.create_subscription(JointState, arm.get("joint_states_topic", "/joint_states"), self._on_joints, qos.sensor(), callback_group=group)
         node.create_subscription(Presence, section.get("presence_topic") or "/cookwala/presence", self._on_presence, qos.sensor(), callback_group=group)
-        node.create_subscription(SafetyStatus, section.get("safety_status_topic") or "/cookwala/safety/status", self._on_safety, qos.latched(), callback_group=group)
-        monitor = section.get("safety_monitor_node", "/safety_monitor").rstrip("/")
+        guard_group = guard_group or group
+        node.create_subscription(SafetyStatus, section.get("safety_status_topic") or "/cookwala/safety/status", self._on_safety, qos.latched(), callback_group=guard_group)
+        node.create_subscription(HeaterCommand, heater.get("command_topic", "/heater/command"), self._on_heater_command,
+                                 qos.command(), callback_group=group)
         self.safety_stop = node.create_client(Stop, f"{monitor}/stop", callback_group=group) if monitor else None
         self.safety_limits_client = (node.create_client(GetSafetyLimits, f"{monitor}/get_safety_limits",
                                                         callback_group=group) if monitor else None)
@@ -92,12 +137,12 @@ class DeviceIO:
 
     def _on_heater(self, msg: HeaterState) -> None:
         with self._lock:
-            self.heater_state = msg
+            self.heater_state, self._heater_at = msg, time.monotonic()
         self.heater_sim.observe(msg)
 
     def _on_joints(self, msg: JointState) -> None:
         with self._lock:
-            self.joints = msg
+            self.joints, self._joints_at = msg, time.monotonic()
 
     def _on_presence(self, msg: Presence) -> None:
         present = bool(msg.person_present) or (math.isfinite(msg.reachable_within_s) and msg.reachable_within_s <= REACHABLE_S)
@@ -105,8 +150,76 @@ class DeviceIO:
             self.presence = (present, time.monotonic())
 
     def _on_safety(self, msg: SafetyStatus) -> None:
+        armed = msg.state == SafetyStatus.STATE_ARMED
+        if not armed:  # before anything else: no tick computed from now on reaches the wire
+            self.latch(f"the safety monitor is {msg.state_label or 'not armed'}"
+                       + (f" after {msg.last_trigger}" if msg.last_trigger else ""), halt="new")
         with self._lock:
             self.safety = msg
+            self.watch.on_status(armed, msg.state_label, msg.last_trigger, time.monotonic())
+
+    def _on_heater_command(self, msg: HeaterCommand) -> None:
+        """Somebody else (the monitor, an operator) cut the heat: the executor must not turn it back on."""
+        if msg.mode == HeaterCommand.MODE_OFF and msg.source != SOURCE:
+            self.latch(f"heat cut by {msg.source or 'another node'} on {self.heater_pub.topic_name}", halt="never")
+
+    # ------------------------------------------------------------------ the stop latch
+
+    def latch(self, reason: str, halt: str = "always") -> bool:
+        """Hold back every heat and motion command from now on; publish the halt `always`, when the
+        latch is `new`, or `never` (somebody else just did). True when the latch is new."""
+        with self._cmd_lock:
+            new = self._latch is None
+            if new:
+                self._latch = reason
+            self._latch_seq += 1
+            self._keepalive = None
+            if halt == "always" or (halt == "new" and new):
+                self._publish_halt()
+        return new
+
+    def latched(self) -> str | None:
+        with self._cmd_lock:
+            return self._latch
+
+    def admit(self) -> bool:
+        """A new execution was accepted: release the latch unless a stop came after its admission
+        check or the monitor does not allow cooking. True when the latch is now clear."""
+        with self._cmd_lock:
+            if self._latch is not None and self._latch_seq == self._admit_seq and self.safety_hold_now() is None:
+                self.node.get_logger().info(f"stop latch released for a new execution (was: {self._latch})")
+                self._latch = self._monitor_lost = None
+            return self._latch is None
+
+    def check_monitor(self, period_s: float) -> str | None:
+        """Steady-clock check every `period_s`: when the guarding monitor has just gone missing, cut
+        heat and halt (latched) and return why; None otherwise. After a stall of this process (the
+        check itself came late) the statuses queued meanwhile are read first: judged next time."""
+        now = time.monotonic()
+        stalled = now - self._last_check > 3 * period_s
+        self._last_check = now
+        if stalled:
+            return None
+        with self._lock:
+            why = self.watch.check(now)
+        if why is not None:
+            with self._cmd_lock:
+                self._monitor_lost = why  # the running execution stops on it even if a status comes back
+            self.latch(why)
+        return why
+
+    def keepalive(self, min_gap_s: float = 0.0, hung: bool = False) -> None:
+        """Re-send the heat-on command in force (steady clock) unless one went out within
+        `min_gap_s`, the latch holds or the control tick hangs."""
+        with self._cmd_lock:
+            msg = self._keepalive
+            if msg is None or self._latch is not None or hung:
+                return
+            if time.monotonic() - self._heater_sent_at < min_gap_s:
+                return
+            msg.stamp = self.node.get_clock().now().to_msg()
+            self.heater_pub.publish(msg)
+            self._heater_sent_at = time.monotonic()
 
     # ------------------------------------------------------------------ DevicePorts
 
@@ -146,7 +259,7 @@ class DeviceIO:
 
     def halt(self, stop_reason: str | None = None) -> None:
         try:
-            self.apply(Commands(heater=("off",), arm_halt=True))
+            self.latch(stop_reason or "the executor halted")
         except Exception as exc:  # noqa: BLE001 - at shutdown the context may be gone; the monitor still cuts heat
             self.node.get_logger().warning(f"halt not published: {exc}")
         if stop_reason is None or self.safety_stop is None:
@@ -159,22 +272,40 @@ class DeviceIO:
 
     def safety_armed(self) -> bool:
         with self._lock:
-            return self.safety is None or self.safety.state == SafetyStatus.STATE_ARMED
+            return self.watch.may_cook(time.monotonic())
+
+    def safety_hold_now(self) -> str | None:
+        with self._lock:
+            return self.watch.hold(time.monotonic())
 
     def safety_hold(self) -> str | None:
-        with self._lock:
-            status = self.safety
-        if status is None or status.state == SafetyStatus.STATE_ARMED:
-            return None  # no safety monitor on this device, or it is armed
-        why = f" after {status.last_trigger}" if status.last_trigger else ""
-        return (f"the safety monitor is {status.state_label or 'not armed'}{why}; "
-                "it re-arms only by a local reset (ResetSafety)")
+        """Why no execution may start (busy); called by the admission check of every start, so it
+        also takes the latch snapshot `admit()` compares with."""
+        with self._cmd_lock:
+            self._admit_seq = self._latch_seq
+        return self.safety_hold_now()
 
     # ------------------------------------------------------------------ observation / commands
 
     def observation(self, now_s: float) -> Observation:
+        steady = time.monotonic()
         with self._lock:
             heater, joints = self.heater_state, self.joints
+            heater_age = steady - (self._heater_at if self._heater_at is not None else self._started)
+            joints_age = steady - (self._joints_at if self._joints_at is not None else self._started)
+            safety_fault = self._monitor_lost or self.watch.missing(steady)
+            armed = self.watch.may_cook(steady) and self._monitor_lost is None
+        faults: dict = {}
+        heater_stale = self.has_heater and heater_age > self.heater_state_timeout_s
+        joints_stale = self.has_arm and joints_age > self.joint_state_timeout_s
+        if heater_stale:
+            heater = None
+            faults["heater"] = (f"no heater state on {self.heater_state_topic} for {heater_age:.2f} s "
+                                f"(heater_state_timeout_s {self.heater_state_timeout_s:g} s): the heater driver is silent")
+        if joints_stale:
+            joints = None
+            faults["arm"] = (f"no joint states on {self.joint_states_topic} for {joints_age:.2f} s "
+                             f"(joint_state_timeout_s {self.joint_state_timeout_s:g} s): the arm driver is silent")
         positions, moving = {}, False
         if joints is not None:
             positions = dict(zip(joints.name, map(float, joints.position)))
@@ -183,8 +314,12 @@ class DeviceIO:
         sensors_ok = {s: s not in demoted for s in (*MEDIUM_SENSORS, PAN_SENSOR)}
         obs = Observation(now_s=now_s, arm_positions=positions, arm_moving=moving,
                           arm_pose=None if moving else self._pose_at(positions),
-                          human_present=self.human_present(), safety_armed=self.safety_armed(),
-                          sensors_ok=sensors_ok)
+                          human_present=self.human_present(), safety_armed=armed, safety_fault=safety_fault,
+                          sensors_ok=sensors_ok, fault_details=faults,
+                          heater_fault="stale_state" if heater_stale else None,
+                          arm_fault="stale_state" if joints_stale else None)
+        if heater_stale:
+            obs.medium_temp_c = obs.pan_temp_c = obs.heater_power_w = None  # no reading, not the last one
         if heater is not None:
             obs.medium_temp_c = heater.medium_temp_c if heater.medium_sensor_ok and math.isfinite(heater.medium_temp_c) else None
             obs.pan_temp_c = heater.pan_surface_temp_c if heater.pan_sensor_ok and math.isfinite(heater.pan_surface_temp_c) else None
@@ -199,18 +334,30 @@ class DeviceIO:
                 return name
         return None
 
+    def _publish_halt(self) -> None:
+        """Heat off and the arm halted (caller holds _cmd_lock); always allowed."""
+        self.apply(Commands(heater=("off",), arm_halt=True))
+
     def apply(self, commands: Commands) -> None:
+        """Publish the engine's commands; under the stop latch only heat-off and the halt pass."""
         if commands.heater_setup:
             self.heater_sim.request(commands.heater_setup)
-        if commands.heater is not None:
-            self._heater(commands.heater)
-        if commands.arm_halt:
-            self.trajectory_pub.publish(JointTrajectory())
-        elif commands.arm_pose:
-            self._move_to(commands.arm_pose)
+        with self._cmd_lock:
+            if commands.heater is not None:
+                self._heater(commands.heater)
+            if commands.arm_halt:
+                with self._lock:
+                    joints = self.joints
+                now_s = self.node.get_clock().now().nanoseconds * 1e-9
+                self.trajectory_pub.publish(halt_trajectory_msg(self.hold, joints, now_s))
+            elif commands.arm_pose:
+                if self._latch is None:
+                    self._move_to(commands.arm_pose)
+                else:
+                    self.dropped += 1
 
     def _heater(self, command: tuple) -> None:
-        msg = HeaterCommand(stamp=self.node.get_clock().now().to_msg(), source="executor")
+        msg = HeaterCommand(stamp=self.node.get_clock().now().to_msg(), source=SOURCE)
         kind = command[0]
         if kind == "power":
             msg.mode, msg.power_w = HeaterCommand.MODE_POWER, float(command[1])
@@ -218,7 +365,13 @@ class DeviceIO:
             msg.mode, msg.setpoint_c = HeaterCommand.MODE_SETPOINT, float(command[1])
         else:
             msg.mode = HeaterCommand.MODE_OFF
+        if msg.mode != HeaterCommand.MODE_OFF and self._latch is not None:
+            self.dropped += 1
+            return
         self.heater_pub.publish(msg)
+        self._heater_sent_at = time.monotonic()
+        on = msg.mode == HeaterCommand.MODE_SETPOINT or (msg.mode == HeaterCommand.MODE_POWER and msg.power_w > 0.0)
+        self._keepalive = msg if on else None
 
     def _move_to(self, pose: str) -> None:
         target = self.poses.get(pose)

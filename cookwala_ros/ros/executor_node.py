@@ -7,7 +7,12 @@ A thin adapter over `cookwala_ros.executor.service.ExecutorService`:
 - publishes `/cookwala/events` (CloudEvents), `/cookwala/status` (latched), `/cookwala/heartbeat`
   (10 Hz on the steady clock, liveliness lease for the safety monitor) and `/diagnostics`;
 - reads the heater state, joint states, presence and the safety monitor's status, and drives the
-  heater command and arm trajectory topics named in the device file;
+  heater command and arm trajectory topics named in the device file (ros/executor_io.py: the
+  stop latch, the heater keep-alive, stale-state faults);
+- watches the safety monitor the device file names (`executor.safety_monitor_node`, or the
+  `safety_monitor_node` parameter): nothing starts before it has been seen armed, and when its
+  status goes silent the executor cuts heat, halts the arm, stops the execution with an
+  equipment-failure incident and refuses new executions (busy) until the monitor is armed again;
 - the control tick runs on the ROS clock (sim time in CI), so a 30-minute simmer runs as fast as
   the simulated /clock goes;
 - with `http_port` > 0 it serves the Core HTTP API (cookwala_ros.http.app) with uvicorn.
@@ -24,6 +29,7 @@ import math
 import pathlib
 import sys
 import threading
+import time
 
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -37,15 +43,27 @@ from cookwala_msgs.msg import Event, ExecutionStatus, Heartbeat
 from cookwala_msgs.srv import GetCapabilities, GetExecution, GetLog, GetSafetyLimits, Resume, Stop
 from cookwala_ros.core import lifecycle
 from cookwala_ros.device import load_device_config
+from cookwala_ros.executor import events as ev
 from cookwala_ros.executor.config import ExecutorConfig
 from cookwala_ros.executor.service import ExecutorService, ServiceError
 from cookwala_ros.ros import convert, qos
 from cookwala_ros.ros.node_main import run_node
 from cookwala_ros.ros.convert import safety_limit_msgs
-from cookwala_ros.ros.executor_io import DeviceIO
+from cookwala_ros.ros.executor_io import UNGUARDED, DeviceIO
+from cookwala_ros.ros.monitor_watch import DEFAULT_TIMEOUT_S
 from cookwala_ros.ros.params import ParameterError, ParamSpec, comma_list, declare_parameters
 
 NODE_NAME = "executor"
+
+
+MONITOR_CHECK_S = 0.05  # how often the monitor's freshness is checked [s, steady clock]
+TICK_HUNG_S = 0.5  # a control tick running this long stops the heater keep-alive [s, steady clock]
+
+
+def _monitor_name(value: str) -> str | None:
+    if value in ("", UNGUARDED) or value.startswith("/"):
+        return None
+    return f"must be empty (the device file's), '{UNGUARDED}' (no monitor) or a node name starting with '/', got {value!r}"
 
 
 def _port(value: int) -> str | None:
@@ -70,6 +88,18 @@ PARAMETERS = (
               "(medium, mass, lid) as parameters; empty = a real heater, nothing sent."),
     ParamSpec("disabled_sensors", "", "Comma-separated cw.sense.* ids treated as unusable (e.g. to test the ladder).",
               read_only=False),
+    ParamSpec("safety_monitor_node", "", "Safety monitor that must be alive and armed before and while cooking: "
+              f"empty = executor.safety_monitor_node of the device file, '{UNGUARDED}' = explicitly no monitor.",
+              check=_monitor_name),
+    ParamSpec("safety_status_timeout_s", DEFAULT_TIMEOUT_S, "No SafetyStatus for this long [s, steady clock] = "
+              "the monitor is gone: heat cut, arm halted, execution stopped (the monitor republishes every 0.5 s).",
+              minimum=0.1, maximum=10.0),
+    ParamSpec("heater_state_timeout_s", 0.5, "Heater state older than this [s, steady clock] is not controlled on: "
+              "a heater fault (stale_state) stops the execution.", minimum=0.05, maximum=60.0),
+    ParamSpec("joint_state_timeout_s", 0.5, "Joint states older than this [s, steady clock] = a silent arm driver: "
+              "an arm fault (stale_state) stops the execution.", minimum=0.05, maximum=60.0),
+    ParamSpec("heater_keepalive_s", 0.05, "While heating, the heater command is re-sent this often [s, steady clock] "
+              "for the heater's dead-man timeout.", minimum=0.01, maximum=0.1),
 )
 
 
@@ -92,7 +122,9 @@ class ExecutorNode(Node):
         sensing = MutuallyExclusiveCallbackGroup()
         requests = ReentrantCallbackGroup()
         housekeeping = MutuallyExclusiveCallbackGroup()
-        self.io = DeviceIO(self, device, values, sensing)
+        guard = MutuallyExclusiveCallbackGroup()  # the safety status and the monitor check
+        self._tick_started: float | None = None
+        self.io = DeviceIO(self, device, values, sensing, guard)
         self.io.disabled = set(comma_list(values["disabled_sensors"]))
         self.service = ExecutorService(config, self.io, clock=self._ros_now)
         self._status_pub = self.create_publisher(ExecutionStatus, "/cookwala/status", qos.latched())
@@ -106,6 +138,10 @@ class ExecutorNode(Node):
         self.create_timer(1.0 / values["tick_hz"], self._tick, callback_group=control)
         self.create_timer(1.0 / values["heartbeat_hz"], self._heartbeat, callback_group=housekeeping, clock=self._steady)
         self.create_timer(1.0, self._diagnostics, callback_group=housekeeping, clock=self._steady)
+        self.create_timer(MONITOR_CHECK_S, self._check_monitor, callback_group=guard, clock=self._steady)
+        self._keepalive_s = values["heater_keepalive_s"]
+        self.create_timer(self._keepalive_s, self._keepalive, callback_group=MutuallyExclusiveCallbackGroup(),
+                          clock=self._steady)
         self.create_service(Stop, "~/stop", self._on_stop, callback_group=requests)
         self.create_service(Resume, "~/resume", self._on_resume, callback_group=requests)
         self.create_service(GetExecution, "~/get_execution", self._on_get_execution, callback_group=requests)
@@ -122,6 +158,9 @@ class ExecutorNode(Node):
         self._http = None
         if self.http_port > 0:
             self._start_http()
+        if not self.io.watch.guarded:
+            self.get_logger().warning("no safety monitor guards this executor (safety_monitor_node is empty or "
+                                      f"'{UNGUARDED}'): nothing but the executor itself cuts heat on a fault")
         self.get_logger().info(
             f"executor of {self.device_id} ready: data {config.data_dir}, {len(self.service.library.recipes())} "
             f"recipe(s), HTTP {'off' if self.http_port <= 0 else f'{self.http_bind}:{self.http_port}'}")
@@ -174,10 +213,47 @@ class ExecutorNode(Node):
         if self.io.heater_sim.holding():  # the sim pot is being refilled: its readings describe the old contents
             self.io.heater_sim.pump()
             return
-        commands = self.service.tick(now, self.io.observation(now))
-        if commands is not None:
-            self.io.apply(commands)
+        self._tick_started = time.monotonic()
+        try:
+            commands = self.service.tick(now, self.io.observation(now))
+            if commands is not None:
+                self.io.apply(commands)
+            self._stop_if_latched()
+        except Exception as exc:
+            self.io.halt(f"the executor's control tick failed: {exc!r}"[:300])
+            raise
+        finally:
+            self._tick_started = None
         self.io.heater_sim.pump()
+
+    def _stop_if_latched(self) -> None:
+        """A running execution whose commands the stop latch holds back is stopped, with the reason."""
+        reason = self.io.latched()
+        execution = self.service.active_execution() if reason else None
+        if execution is None:
+            return
+        state = self.service.get_status(execution)["state"]
+        if state == "stopping" or lifecycle.is_final(state):
+            return
+        self.get_logger().warning(f"stopping {execution}: {reason}")
+        self.service.stop(execution, {"core": "0.2.0", "kind": "StopRequest", "execution": execution,
+                                      "requestedBy": "executor", "reason": reason[:300]})
+
+    def _check_monitor(self) -> None:
+        why = self.io.check_monitor(MONITOR_CHECK_S)  # heat is cut and the arm halted (latched) before this returns
+        if why is None:
+            return
+        self.get_logger().error(f"{why}: heat cut, arm halted; new executions are refused until it is armed again")
+        execution = self.service.active_execution()
+        if execution is None:  # a running execution reports it through the engine (stored with its events)
+            now = self._ros_now()
+            self._on_event(ev.incident_event("cw.incident.equipment_failure", source=self.service.source,
+                                             time_s=now if now > 0 else time.time(), execution=None, detail=why))
+
+    def _keepalive(self) -> None:
+        started = self._tick_started
+        self.io.keepalive(min_gap_s=0.5 * self._keepalive_s,
+                          hung=started is not None and time.monotonic() - started > TICK_HUNG_S)
 
     def _heartbeat(self) -> None:
         self._heartbeat_count += 1
@@ -194,8 +270,13 @@ class ExecutorNode(Node):
         message = "idle" if execution is None else f"cooking {execution}"
         if self.io.heater_state is None:
             level, message = DiagnosticStatus.WARN, "no heater state received"
+        hold = self.io.safety_hold_now()
+        if hold and self.io.watch.guarded:
+            level, message = DiagnosticStatus.ERROR if self.io.watch.lost else DiagnosticStatus.WARN, hold
         values = [KeyValue(key="active_execution", value=execution or ""),
                   KeyValue(key="safety_armed", value=str(self.io.safety_armed())),
+                  KeyValue(key="safety_monitor", value=self.io.watch.name or "none"),
+                  KeyValue(key="stop_latch", value=self.io.latched() or ""),
                   KeyValue(key="person_present", value=str(self.io.human_present())),
                   KeyValue(key="recipes", value=str(len(self.service.library.recipes())))]
         status = DiagnosticStatus(level=level, name=f"{self.get_name()}: executor", message=message,
@@ -203,6 +284,11 @@ class ExecutorNode(Node):
         self._diag_pub.publish(DiagnosticArray(header=_header(self), status=[status]))
 
     def _on_event(self, event: dict) -> None:
+        data = event.get("data") if isinstance(event.get("data"), dict) else {}
+        if event.get("type") == ev.OWN_TYPES["accepted"]:
+            self.io.admit()  # a new execution: the stop latch may be released (see DeviceIO.admit)
+        elif data.get("state") in ("stopping", "stopped", "failed") and "cookwalaseq" in event:
+            self.io.latch(f"execution {data.get('execution')} is {data['state']}", halt="never")
         self._event_pub.publish(convert.event_msg(event))
         execution = event.get("subject")
         if "cookwalaseq" in event and event["type"].startswith("cookwala.execution.") and execution:

@@ -7,6 +7,12 @@ is published at once, so OFF shows 0 W immediately (unless the relay is welded).
 model is integrated over the elapsed ROS time at every tick (in bounded substeps), so the hob
 keeps up with /clock at any real-time factor.
 
+Dead-man: with `command_timeout_s` > 0 (default 0.5 s, on the steady clock, whatever /clock
+does) a hob that heats and hears no fresh HeaterCommand for that long goes to 0 W by itself
+(commanded mode OFF), logs it once and says it in HeaterState.fault_detail until the next
+command. Whoever keeps the hob on re-sends its command (every 0.1 s); the safety monitor's
+repeated OFF is then a keep-alive of the stop, not the only guard.
+
 Faults for safety tests, settable while running: `fault.medium_sensor` and `fault.pan_sensor`
 (none | disconnected | stuck), `fault.relay_welded`.
 
@@ -22,8 +28,10 @@ from __future__ import annotations
 import math
 import sys
 import threading
+import time
 
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import Temperature
@@ -65,6 +73,8 @@ PARAMETERS = (
     ParamSpec("oil_smoke_point_c", 230.0, "Smoke point of the oil [degC].", minimum=100.0, maximum=300.0),
     ParamSpec("overtemp_cutoff_c", 300.0, "The hob's own cut-out on pan temperature [degC]; 0 disables it.",
               minimum=0.0, maximum=600.0),
+    ParamSpec("command_timeout_s", 0.5, "Dead-man: no fresh HeaterCommand within this [s, steady clock] cuts the "
+              "hob to 0 W; 0 disables it.", minimum=0.0, maximum=60.0),
     ParamSpec("publish_rate_hz", 10.0, "State and temperature rate on the ROS clock [Hz].", minimum=0.0,
               maximum=1000.0, exclusive_minimum=True),
     ParamSpec("max_substep_s", 0.1, "Longest thermal integration step [s].", minimum=0.001, maximum=1.0),
@@ -119,6 +129,13 @@ class HeaterSimNode(Node):
             HeaterCommand, COMMAND_TOPIC, self._on_command, qos.command(), callback_group=self._group
         )
         self._timer = self.create_timer(1.0 / values["publish_rate_hz"], self._on_tick, callback_group=self._group)
+        self._command_timeout_s = values["command_timeout_s"]
+        self._last_command = time.monotonic()  # steady receipt time of the latest valid command
+        self.dead_man_cuts = 0  # how often the dead-man cut the hob (tests, diagnostics)
+        if self._command_timeout_s > 0:  # checked on the steady clock: a paused /clock never keeps heat on
+            self._dead_man_timer = self.create_timer(
+                min(0.05, self._command_timeout_s / 5), self._on_dead_man, callback_group=self._group,
+                clock=Clock(clock_type=ClockType.STEADY_TIME))
         thermal = self.heater.thermal
         self.get_logger().info(
             f"{config.medium} {thermal.medium_mass_kg:g} kg at {config.start_temp_c:g} degC on a "
@@ -194,7 +211,21 @@ class HeaterSimNode(Node):
             except ValueError as exc:
                 self.get_logger().error(f"rejected heater command from {msg.source or 'unknown'}: {exc}")
                 return
+            self._last_command = time.monotonic()
             self._publish()
+
+    def _on_dead_man(self) -> None:
+        silent_s = time.monotonic() - self._last_command
+        if silent_s < self._command_timeout_s:
+            return
+        with self._lock:
+            self._advance()
+            detail = (f"dead-man: no HeaterCommand for {silent_s:.2f} s (command_timeout_s "
+                      f"{self._command_timeout_s:g}): cut to 0 W")
+            if self.heater.cut_for_silence(detail):  # once per occurrence: it is OFF afterwards
+                self.dead_man_cuts += 1
+                self.get_logger().warning(detail)
+                self._publish()
 
     def _apply_contents(self) -> None:
         """Put the contents the parameters name in the pan (call with the lock held, after _advance)."""

@@ -148,7 +148,8 @@ class LiveKitchen:
     def __init__(self, *, rtf: float = 50.0, recipes: Iterable[str | os.PathLike] = (), data_dir: str | None = None,
                  device_file: str = "", http_port: int | None = None, medium_sensor_fault: str = "none",
                  disabled_sensors: str = "", person_present: bool = True, quiet: bool = True,
-                 output: TextIO | None = None, startup_timeout_s: float = 60.0, with_safety_monitor: bool = True):
+                 output: TextIO | None = None, startup_timeout_s: float = 60.0, with_safety_monitor: bool = True,
+                 state_dir: str | os.PathLike | None = None, scene_args: dict | None = None):
         from cookwala_ros.http.server import free_port
 
         self.rtf = float(rtf)
@@ -164,6 +165,9 @@ class LiveKitchen:
         self.output = output
         self.startup_timeout_s = startup_timeout_s
         self.with_safety_monitor = with_safety_monitor
+        # the monitor's latched stops persist here; default: inside the (temporary) data dir
+        self.state_dir = pathlib.Path(state_dir) if state_dir is not None else self.data_dir / "safety_state"
+        self.scene_args = dict(scene_args or {})  # any other argument of the kitchen scene
         self.supervisor: Supervisor | None = None
         self.observer: _Observer | None = None
         self._sink = None
@@ -172,15 +176,24 @@ class LiveKitchen:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.http_port}"
 
+    def scene_arguments(self) -> dict:
+        """The kitchen scene's arguments as this kitchen sets them."""
+        return {
+            "real_time_factor": self.rtf, "clock_rate_hz": min(1000.0, max(100.0, self.rtf * 10.0)),
+            "http_port": self.http_port, "data_dir": str(self.data_dir), "device_file": self.device_file,
+            "disabled_sensors": self.disabled_sensors, "medium_sensor_fault": self.medium_sensor_fault,
+            "state_dir": str(self.state_dir), **self.scene_args}
+
     def process_specs(self) -> list[ProcessSpec]:
         manifest = bringup.load_manifest(SCENE)
-        specs = manifest.node_specs({
-            "real_time_factor": self.rtf, "clock_rate_hz": min(1000.0, max(100.0, self.rtf * 10.0)), "http_port": self.http_port, "data_dir": str(self.data_dir),
-            "device_file": self.device_file, "disabled_sensors": self.disabled_sensors,
-            "medium_sensor_fault": self.medium_sensor_fault})
+        arguments = self.scene_arguments()
+        # without the monitor the executor must be told it runs unguarded (else it refuses to cook)
+        specs = manifest.node_specs(arguments, overrides=None if self.with_safety_monitor
+                                    else {"executor": {"safety_monitor_node": "none"}})
         if not self.with_safety_monitor:
             specs = [s for s in specs if s.name != "safety_monitor"]
-        return [ProcessSpec(s.name, bringup.node_command(s, resolver=_resolver), s.required) for s in specs]
+        return [ProcessSpec(s.name, bringup.node_command(s, resolver=_resolver), s.required, stop_order=s.stop_order,
+                            restart_hint=bringup.restart_command(SCENE, s.name, arguments)) for s in specs]
 
     def start(self) -> "LiveKitchen":
         library = self.data_dir / "recipes"
@@ -207,8 +220,7 @@ class LiveKitchen:
         last = "no answer"
         while time.monotonic() < deadline:
             for exit_ in self.supervisor.poll(during_startup=True):
-                if exit_.required:
-                    raise KitchenError(exit_.describe())
+                raise KitchenError(exit_.describe())  # a test kitchen short of a node is no kitchen
             try:
                 r = httpx.get(self.base_url + "/v1/capabilities", timeout=1.0)
                 if r.status_code == 200 and self.observer.last_state is not None:

@@ -7,7 +7,7 @@ connections that already exist and can be verified. It never imports the executo
 needs the network. With `autostart` (default) it configures and activates itself.
 
 Stop path: a callback hands a plain reading to `safety.monitor.Monitor` and, when told to,
-publishes the pre-built halt (empty JointTrajectory, then HeaterCommand MODE_OFF) before anything
+publishes the halt (a hold point at the measured joints, then HeaterCommand MODE_OFF) before anything
 else. The inputs that only ever stop (the Stop service, estop, smoke, pressure) live on a small
 companion node, `<name>_stop_inputs`, spun by its own single-threaded executor in its own thread:
 its wait set is small, so a stop is not queued behind the 100 Hz joint states, the
@@ -21,6 +21,15 @@ Inputs: /joint_states, /heater/state, /cookwala/heartbeat (liveliness lease + ti
 the button is held; latched QoS so a monitor that starts late still sees a held button),
 /cookwala/smoke (std_msgs/Bool), /cookwala/pressure (sensor_msgs/FluidPressure, gauge Pa),
 services ~/stop, ~/reset, ~/get_safety_limits, ~/tighten_safety_limits.
+
+Guarding the guards: heat or motion with no live executor heartbeat (none ever, too, counted from
+activation) stops; with `executor_node` set a ~2 Hz steady-clock look at the ROS graph catches an
+executor that is there but never beats, or leaves before its first beat; joint states older than
+`joint_state_timeout_s` (a dead arm driver) stop like stale heater state; heat or motion after a
+verified halt and before a reset is a fault. With `state_dir` set a latched stop is written to
+disk and a restarted monitor comes up stopped (`latched_before_restart`) until a local reset.
+On SIGINT/SIGTERM it publishes the halt and waits (at most EXIT_HALT_TIMEOUT_S) for 0 W and
+standstill, then stops its two executors before it destroys anything.
 """
 
 from __future__ import annotations
@@ -29,6 +38,7 @@ import datetime
 import functools
 import json
 import math
+import signal
 import sys
 import threading
 import time
@@ -37,10 +47,10 @@ import uuid
 
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
-from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.clock import Clock, ClockType
 from rclpy.event_handler import SubscriptionEventCallbacks
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.signals import SignalHandlerOptions
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from rclpy.service import Service
 from sensor_msgs.msg import FluidPressure, JointState
@@ -51,10 +61,16 @@ from cookwala_msgs.msg import (Event, ExecutionStatus, HeaterCommand, HeaterStat
                                SafetyStatus)
 from cookwala_msgs.srv import GetSafetyLimits, ResetSafety, Stop, TightenSafetyLimits
 from cookwala_ros.ros import qos
-from cookwala_ros.ros.convert import safety_limit_msgs
-from cookwala_ros.ros.node_main import freeze_startup_objects
+from cookwala_ros.ros.convert import halt_trajectory_msg, safety_limit_msgs
+from cookwala_ros.ros.node_main import EXIT_CANNOT_START, freeze_startup_objects
+from cookwala_ros.ros.params import ParameterError, declare_parameters
+from cookwala_ros.ros.safety_monitor_latch import LatchPersistence
+from cookwala_ros.ros.safety_monitor_params import PARAMETERS, SPECS, stop_input_args  # noqa: F401 (PARAMETERS re-exported)
+from cookwala_ros.ros.spinner import Spinner
 from cookwala_ros.ros.safety_report import diagnostics, status_msg
+from cookwala_ros.robot.joint_trajectory import HoldBuilder
 from cookwala_ros.safety import incidents
+from cookwala_ros.safety import latch as latch_file
 from cookwala_ros.safety.device_rules import JointLimit
 from cookwala_ros.safety.kinematics import ToolKinematics
 from cookwala_ros.safety.monitor import HeaterReading, Monitor, MonitorConfig, food_class_of
@@ -67,29 +83,8 @@ try:  # cancel FollowJointTrajectory goals too, where the controller offers the 
 except ImportError:
     CancelGoal = None
 
-# name -> (default, description); types follow the defaults
-PARAMETERS = {
-    "device_id": ("sim-kitchen", "Device id used in events and diagnostics."),
-    "device_packs": (["package://config/safety/device-pack.json"],
-                     "SafetyLimits pack files (JSON/YAML) merged with the standard's defaults, stricter wins."),
-    "urdf_path": ("", "Robot description for joint limits and the workspace check; empty = packaged arm."),
-    "activation_timeout_s": (10.0, "How long activate waits for the arm and heater controllers to match."),
-    "autostart": (True, "Configure and activate at start-up (retrying activation) instead of waiting for a manager."),
-    "activation_retry_s": (2.0, "Pause between autostart activation attempts."),
-    "standstill_velocity": (0.01, "All |joint velocity| below this [rad/s] is standstill."),
-    "heat_off_power_w": (1.0, "Heater power at or below this [W] is heat off."),
-    "heat_deadline_s": (1.0, "Heat must be off this long after a trigger (<= 1 s, CORE §6.2)."),
-    "heater_state_timeout_s": (0.5, "Heater state older than this cuts heat."),
-    "heartbeat_lease_s": (0.3, "Executor heartbeat liveliness lease."),
-    "presence_stale_s": (5.0, "Presence readings older than this count as nobody present."),
-    "position_margin": (0.02, "Joint position tolerance beyond the URDF limits [rad]."),
-    "velocity_tolerance": (1.05, "Factor on the URDF velocity limits before a joint counts as too fast."),
-    "workspace_min": ([-0.6, -0.9, 0.91], "Tool workspace box lower corner, URDF root frame [m]."),
-    "workspace_max": ([1.1, 0.9, 2.1], "Tool workspace box upper corner, URDF root frame [m]."),
-    "check_period_s": (0.05, "Period of the heartbeat/staleness/deadline check."),
-    "recommand_period_s": (0.1, "While stopped or in fault the halt is re-sent this often."),
-    "status_period_s": (0.5, "SafetyStatus is published on every change and at this period."),
-}
+GRAPH_CHECK_PERIOD_S = 0.5  # the expected executor against the ROS graph, off the stop path
+EXIT_HALT_TIMEOUT_S = 1.5  # on SIGINT/SIGTERM: wait this long at most for 0 W and standstill
 
 
 def _fail_safe(callback):
@@ -116,18 +111,24 @@ def _rfc3339_now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-class SafetyMonitorNode(LifecycleNode):
-    def __init__(self, **kwargs) -> None:
+class SafetyMonitorNode(LatchPersistence, LifecycleNode):
+    def __init__(self, argv: list[str] | None = None, **kwargs) -> None:
+        """Raises ParameterError (one line naming the parameter) for a bad parameter."""
         super().__init__("safety_monitor", **kwargs)
-        for name, (default, description) in PARAMETERS.items():
-            self.declare_parameter(name, default, ParameterDescriptor(description=description))
+        declare_parameters(self, SPECS)
         self.monitor: Monitor | None = None
         self.config_error = ""
+        self.closing = False  # set on the way out: start-up loops give up
         self.lock = threading.RLock()  # the Monitor is used from both executors' threads
-        # the stop-only inputs, on a node without parameter services or rosout of its own
+        # The stop-only inputs, on a node without parameter services or rosout of its own. No
+        # global arguments: a `__node:=` remap must not rename it too and `use_sim_time` must not
+        # give it a /clock subscription; the command line's topic remaps are passed on explicitly.
         self.stop_inputs = rclpy.create_node(f"{self.get_name()}_stop_inputs", namespace=self.get_namespace(),
                                              context=self.context, start_parameter_services=False,
-                                             enable_rosout=False)
+                                             enable_rosout=False, use_global_arguments=False,
+                                             cli_args=stop_input_args(sys.argv if argv is None else argv))
+        self._latched: latch_file.Latch | None = None  # found on disk at configure
+        self._persisted_key = None
         self._entities: list = []
         self._timers: list = []
         self._reported_changes = -1
@@ -142,24 +143,17 @@ class SafetyMonitorNode(LifecycleNode):
         return self.get_parameter(name).value
 
     def _read_config(self) -> MonitorConfig:
-        positive = ("activation_timeout_s", "activation_retry_s", "standstill_velocity", "heat_deadline_s",
-                    "heater_state_timeout_s", "heartbeat_lease_s", "presence_stale_s", "velocity_tolerance",
-                    "check_period_s", "recommand_period_s", "status_period_s")
-        for name in positive:
-            value = self._p(name)
-            if not isinstance(value, (int, float)) or not value > 0:
-                raise ValueError(f"parameter {name} must be a positive number, got {value!r}")
-        if self._p("heat_deadline_s") > 1.0:
-            raise ValueError("parameter heat_deadline_s must be <= 1.0 s (CORE §6.2 cuts heat within 1 s)")
-        lo, hi = list(self._p("workspace_min")), list(self._p("workspace_max"))
-        if len(lo) != 3 or len(hi) != 3 or not all(a < b for a, b in zip(lo, hi)):
+        """Cross-parameter checks; each value was checked on its own when it was declared."""
+        lo, hi = [float(v) for v in self._p("workspace_min")], [float(v) for v in self._p("workspace_max")]
+        if not all(a < b for a, b in zip(lo, hi)):
             raise ValueError("parameters workspace_min/workspace_max must be 3 numbers each with min < max")
         return MonitorConfig(
             standstill_velocity=self._p("standstill_velocity"), heat_off_power_w=self._p("heat_off_power_w"),
             heat_deadline_s=self._p("heat_deadline_s"), heater_state_timeout_s=self._p("heater_state_timeout_s"),
             heartbeat_lease_s=self._p("heartbeat_lease_s"), presence_stale_s=self._p("presence_stale_s"),
             position_margin=self._p("position_margin"), velocity_tolerance=self._p("velocity_tolerance"),
-            workspace_min=tuple(lo), workspace_max=tuple(hi))
+            workspace_min=tuple(lo), workspace_max=tuple(hi), joint_state_timeout_s=self._p("joint_state_timeout_s"),
+            executor_node=self._p("executor_node"), executor_start_grace_s=self._p("executor_start_grace_s"))
 
     def _load_pack(self) -> dict:
         from cookwala_ros.resources import share_path
@@ -199,6 +193,7 @@ class SafetyMonitorNode(LifecycleNode):
             self.config_error = str(exc)
             self.get_logger().error(f"configure failed: {exc}")
             return TransitionCallbackReturn.FAILURE
+        self._latched = self._read_latch()
         from cookwala_ros.core import vocab
 
         def unattended_of(op):
@@ -206,7 +201,12 @@ class SafetyMonitorNode(LifecycleNode):
             return None if env is None else env.get("unattended")
 
         self.monitor = Monitor(pack, config, joint_limits, tool_position, unattended_of)
-        self._halt_traj = JointTrajectory(joint_names=joint_names)  # no points: stop and hold
+        from cookwala_ros.sim.robot_description import default_arm, load_arm
+
+        # the halt holds the arm where /joint_states last put it, braking within its acceleration limits
+        self._halt_hold = HoldBuilder.from_arm(load_arm(self._p("urdf_path")) if self._p("urdf_path") else default_arm())
+        self._halt_joints = None  # latest JointState
+        self._halt_traj = halt_trajectory_msg(self._halt_hold, None)  # until a joint state arrives: see _halt
         self._halt_heat = HeaterCommand(mode=HeaterCommand.MODE_OFF, source="safety_monitor")
         self._create_entities()
         self.get_logger().info(f"configured: pack {pack['id']} ({len(pack['limits'])} limits), "
@@ -280,20 +280,25 @@ class SafetyMonitorNode(LifecycleNode):
                 if not pub.get_subscription_count()]
             return out + ([] if self.monitor.heater_seen else ["no /heater/state received"])
 
-        while missing() and time.monotonic() < deadline:
+        while missing() and time.monotonic() < deadline and not self.closing:
             time.sleep(0.02)
+        if self.closing:
+            return TransitionCallbackReturn.FAILURE
         if missing():
             self.get_logger().error(
                 f"activate failed: {' and '.join(missing())} within {self._p('activation_timeout_s'):g} s "
                 "(activation_timeout_s); a stop must ride on connections that already exist and be "
                 "verifiable, so the monitor stays inactive")
             return TransitionCallbackReturn.FAILURE
+        latched = self._latched
         with self.lock:
-            if self.monitor.activate(time.monotonic()):
+            if self.monitor.activate(time.monotonic(), None if latched is None else self._latch_reason(latched)):
                 self._halt()
         steady = Clock(clock_type=ClockType.STEADY_TIME)  # safety timing never follows /clock
         self._timers = [self.create_timer(self._p("check_period_s"), self._on_check, clock=steady),
                         self.create_timer(self._p("status_period_s"), self._on_status_timer, clock=steady)]
+        if self._p("executor_node"):
+            self._timers.append(self.create_timer(GRAPH_CHECK_PERIOD_S, self._on_graph, clock=steady))
         self.get_logger().info(f"active: {self.monitor.state}")
         self._report(force=True)
         freeze_startup_objects()  # the pack, the arm model and the entities are here to stay
@@ -320,7 +325,18 @@ class SafetyMonitorNode(LifecycleNode):
 
     # -- the stop path --------------------------------------------------------------------
     def _halt(self) -> None:
-        """Publish the halt: empty trajectory (stop and hold), then heater off. Nothing else first."""
+        """Publish the halt: the arm's hold point (see convert.halt_trajectory_msg), then heater off.
+
+        Before any joint state the monitor cannot know where to hold, and a guessed position would
+        move the arm: it sends the named trajectory without points (rejected by a ROS 2 JTC, so no
+        motion is commanded) and relies on the goal cancel and on the missing joint states being a
+        fault of their own.
+        """
+        try:
+            now_s = self.get_clock().now().nanoseconds * 1e-9
+            self._halt_traj = halt_trajectory_msg(self._halt_hold, self._halt_joints, now_s)
+        except Exception:  # noqa: BLE001 - never let building it keep the halt from going out
+            pass
         self._traj_pub.publish(self._halt_traj)
         self._heat_pub.publish(self._halt_heat)
         self.monitor.arbiter.halt_sent(time.monotonic())
@@ -359,11 +375,20 @@ class SafetyMonitorNode(LifecycleNode):
 
     @_fail_safe
     def _on_joints(self, msg: JointState) -> None:
+        self._halt_joints = msg
         self._after(self.monitor.on_joints(msg.name, msg.position, msg.velocity, time.monotonic()))
 
     @_fail_safe
     def _on_heartbeat(self, msg: Heartbeat) -> None:
-        self.monitor.on_heartbeat(time.monotonic())
+        self.monitor.on_heartbeat(time.monotonic(), msg.node_name)
+
+    @_fail_safe
+    def _on_graph(self) -> None:
+        """Is the expected executor in the ROS graph? (Cheap: the local graph cache.)"""
+        expected = self._p("executor_node")
+        present = any(("/" if ns == "/" else ns + "/") + name == expected
+                      for name, ns in self.get_node_names_and_namespaces())
+        self._after(self.monitor.on_executor_graph(present, time.monotonic()))
 
     @_fail_safe
     def _on_liveliness(self, info) -> None:
@@ -406,6 +431,8 @@ class SafetyMonitorNode(LifecycleNode):
         response.active_triggers = self.monitor.arbiter.active_triggers
         response.message = message
         text = f"reset by {request.requested_by or 'someone'}: {message}"
+        if ok and self.monitor.state == "armed":
+            self._clear_latch()
         if ok:
             self.get_logger().info(text)
         else:
@@ -427,8 +454,9 @@ class SafetyMonitorNode(LifecycleNode):
         who = request.requested_by or "someone"
         try:
             result = self.monitor.tighten(json.loads(request.pack_json))
-        except ValueError as exc:
-            response.accepted, response.message = False, f"not a SafetyLimits pack: {exc}"
+        except ValueError as exc:  # JSON, schema, vocabulary: the pack stays as it was
+            response.accepted, response.message = False, f"refused, not a valid SafetyLimits pack: {exc}"
+            response.pack_json = json.dumps(self.monitor.pack, ensure_ascii=False)
             self.get_logger().warning(f"tighten request by {who} refused: {response.message}")
             self._event(incidents.TIGHTEN_REFUSED, {"requestedBy": who, "detail": response.message})
             return response
@@ -473,12 +501,31 @@ class SafetyMonitorNode(LifecycleNode):
             if force or monitor.arbiter.changes != self._reported_changes:
                 self._reported_changes = monitor.arbiter.changes
                 self._status_pub.publish(status_msg(monitor, self.get_clock().now().to_msg(), self._trigger_ros_time))
+                self._persist_latch()
             now = time.monotonic()
             if force and now - self._last_diag >= 1.0:
                 self._last_diag = now
                 self._diag_pub.publish(diagnostics(monitor, self.get_clock().now().to_msg(), self._p("device_id")))
         except Exception as exc:  # reporting must never break the stop path
             self.get_logger().error(f"reporting failed: {exc!r}")
+
+    # -- on the way out -------------------------------------------------------------------
+    def halt_on_exit(self, timeout_s: float = EXIT_HALT_TIMEOUT_S) -> str:
+        """Publish the halt and wait (bounded) for 0 W and standstill read after it."""
+        with self.lock:
+            if self.monitor is None or not self._entities:
+                return "not configured: nothing to halt"
+            t0 = last = time.monotonic()
+            self._halt()
+        while time.monotonic() - t0 < timeout_s:
+            time.sleep(0.01)
+            with self.lock:
+                if self.monitor.halted_since(t0):
+                    return f"kitchen halted (0 W, standstill) {time.monotonic() - t0:.2f} s after the exit halt"
+                if time.monotonic() - last >= self._p("recommand_period_s"):
+                    last = time.monotonic()
+                    self._halt()
+        return f"0 W and standstill not confirmed within {timeout_s:g} s of the exit halt"
 
     def _incident(self, item) -> None:
         if item.action == "cleared":
@@ -513,45 +560,60 @@ class SafetyMonitorNode(LifecycleNode):
         """Configure, then activate until the controllers are there (the node stays inactive meanwhile)."""
         if self.trigger_configure() != TransitionCallbackReturn.SUCCESS:
             self.get_logger().fatal(f"cannot configure: {self.config_error}")
-            rclpy.try_shutdown()
+            self.closing = True
             return
-        while rclpy.ok() and self.trigger_activate() != TransitionCallbackReturn.SUCCESS:
-            time.sleep(self._p("activation_retry_s"))
+        while not self.closing and rclpy.ok(context=self.context):
+            if self.trigger_activate() == TransitionCallbackReturn.SUCCESS:
+                return
+            end = time.monotonic() + self._p("activation_retry_s")
+            while not self.closing and time.monotonic() < end:
+                time.sleep(0.05)
 
 
 def main(args: list[str] | None = None) -> int:
+    """Spin both nodes in their own threads; the main thread only waits for a signal, so a
+    SIGINT/SIGTERM can still publish the halt (the context is alive) before teardown."""
     # A callback waiting for the GIL held by the other executor's thread gets it within 1 ms
     # instead of the default 5 ms.
     sys.setswitchinterval(0.001)
-    rclpy.init(args=args)
-    node = SafetyMonitorNode()
-    executor = SingleThreadedExecutor()  # one thread: the Python executor's overhead, once
-    executor.add_node(node)
-    stop_executor = SingleThreadedExecutor()
-    stop_executor.add_node(node.stop_inputs)
-    threading.Thread(target=_spin_quietly, args=(stop_executor,), name="stop_inputs", daemon=True).start()
-    if node.get_parameter("autostart").value:
-        threading.Thread(target=node.autostart, name="autostart", daemon=True).start()
+    argv = sys.argv if args is None else args
+    rclpy.init(args=argv, signal_handler_options=SignalHandlerOptions.NO)
     try:
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        stop_executor.shutdown()
-        executor.shutdown()
-        node.stop_inputs.destroy_node()
-        node.destroy_node()
+        node = SafetyMonitorNode(argv=argv)
+    except ParameterError as exc:
+        print(f"safety_monitor: cannot start: {exc}", file=sys.stderr)
         rclpy.try_shutdown()
+        return EXIT_CANNOT_START
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    spinners = [Spinner(node, "main"), Spinner(node.stop_inputs, "stop_inputs")]
+    starter = None
+    if node.get_parameter("autostart").value:
+        starter = threading.Thread(target=node.autostart, name="autostart", daemon=True)
+        starter.start()
+    while not stop.wait(0.1):
+        if (starter is not None and not starter.is_alive() and node.config_error) or not all(
+                s.thread.is_alive() for s in spinners):
+            break
+    node.closing = True
+    if stop.is_set():
+        try:
+            node.get_logger().info(f"shutting down: {node.halt_on_exit()}")
+        except Exception as exc:  # noqa: BLE001 - leaving anyway; the actuators' dead-man timers remain
+            print(f"safety_monitor: exit halt failed: {exc!r}", file=sys.stderr)
+    # Teardown order: stop both spin loops and join their threads (nothing waits on a wait set
+    # any more), then the executors, then the nodes, then the context.
+    for spinner in spinners:
+        spinner.request_stop()
+    for spinner in spinners:
+        spinner.join()
+    if starter is not None:
+        starter.join(timeout=2.0)
+    node.stop_inputs.destroy_node()
+    node.destroy_node()
+    rclpy.try_shutdown()
     return 1 if node.config_error else 0
-
-
-def _spin_quietly(executor) -> None:
-    """Spin until shutdown; the context going away under Ctrl-C is a clean end, not a fault."""
-    try:
-        executor.spin()
-    except Exception:  # noqa: BLE001
-        if rclpy.ok():
-            raise
 
 
 if __name__ == "__main__":

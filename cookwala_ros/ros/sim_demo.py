@@ -17,6 +17,7 @@ from typing import Callable
 import rclpy
 import rclpy.executors
 from builtin_interfaces.msg import Duration as DurationMsg
+from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.signals import SignalHandlerOptions
@@ -33,6 +34,7 @@ HEATER_COMMAND_TOPIC = "/heater/command"
 HEATER_STATE_TOPIC = "/heater/state"
 DEFAULT_TOUR = ("home", "above_hob", "stir", "pour", "dispense", "serve", "home")
 WATER_SPECIFIC_HEAT = 4186.0  # [J/(kg K)]
+HEATER_KEEP_ALIVE_S = 0.1  # a heater command in force is re-sent this often [s, steady clock]
 
 
 class DemoError(RuntimeError):
@@ -117,6 +119,15 @@ class SimDemoDriver(Node):
         self.heater_pub = self.create_publisher(HeaterCommand, HEATER_COMMAND_TOPIC, qos.command())
         self.create_subscription(JointState, JOINT_STATES_TOPIC, self._joint_state, qos.sensor())
         self.create_subscription(HeaterState, HEATER_STATE_TOPIC, self._heater_state, qos.sensor())
+        # the hob's dead-man cuts it without fresh commands: re-send the one in force on the steady clock
+        self._heater_command: HeaterCommand | None = None
+        self.create_timer(HEATER_KEEP_ALIVE_S, self._keep_heater_alive, clock=Clock(clock_type=ClockType.STEADY_TIME))
+
+    def _keep_heater_alive(self) -> None:
+        command = self._heater_command
+        if command is not None and command.mode != HeaterCommand.MODE_OFF:
+            command.stamp = self.get_clock().now().to_msg()
+            self.heater_pub.publish(command)
 
     def _joint_state(self, msg: JointState) -> None:
         self.joint_state = msg
@@ -151,6 +162,7 @@ class SimDemoDriver(Node):
         msg.power_w = float(power_w)
         msg.setpoint_c = 0.0
         msg.source = "operator"
+        self._heater_command = msg
         self.heater_pub.publish(msg)
 
 

@@ -130,6 +130,19 @@ class Arbiter:
             ep.heat_off_latency_s = now - ep.started_at
             self.changes += 1
 
+    def reenergised(self) -> dict[str, str]:
+        """Heat or motion back after this stop verified 0 W or standstill (stopped or fault, before
+        a reset): something still commands the plant, or a device ignores the halt."""
+        ep = self.episode
+        if ep is None or self.state not in (STOPPED, FAULT):
+            return {}
+        out = {}
+        if not math.isnan(ep.heat_off_latency_s) and not self._heat_off:
+            out["reenergised:heat"] = "heater power back on after 0 W was verified"
+        if not math.isnan(ep.standstill_latency_s) and not self._still:
+            out["reenergised:motion"] = "arm moving again after standstill was verified"
+        return out
+
     def tick(self, now: float) -> bool:
         """Check the deadlines; True while the halt must keep being commanded (not armed)."""
         ep = self.episode

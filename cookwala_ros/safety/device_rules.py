@@ -61,13 +61,14 @@ def workspace_findings(tool_xyz: Sequence[float], box_min: Sequence[float], box_
     return [Finding("workspace", "stop_all", f"tool at ({where}) leaves the workspace box on {''.join(outside)}")]
 
 
-def stale_findings(name: str, last_rx: float | None, since: float, now: float, timeout_s: float) -> list[Finding]:
+def stale_findings(name: str, last_rx: float | None, since: float, now: float, timeout_s: float,
+                   action: str = "cut_heat") -> list[Finding]:
     """`name` has not been received for more than timeout_s (counting from `since` if never)."""
     age = now - (since if last_rx is None else last_rx)
     if age <= timeout_s:
         return []
     seen = "never received" if last_rx is None else f"last received {age:.2f} s ago"
-    return [Finding(f"stale:{name}", "cut_heat", f"{name} {seen} (timeout {timeout_s:g} s)")]
+    return [Finding(f"stale:{name}", action, f"{name} {seen} (timeout {timeout_s:g} s)")]
 
 
 class RelayWatch:
@@ -104,3 +105,62 @@ def heartbeat_findings(seen: bool, last_rx: float | None, now: float, lease_s: f
     if last_rx is not None and now - last_rx > lease_s:
         return [Finding("heartbeat_lost", "stop_all", f"no executor heartbeat for {now - last_rx:.2f} s (lease {lease_s:g} s)")]
     return []
+
+
+def unguarded_findings(plant_active: str, last_rx: float | None, since: float, now: float, lease_s: float,
+                       liveliness_lost: bool) -> list[Finding]:
+    """Heat or motion on the plant (`plant_active` names which, "" = none) with no live executor
+    heartbeat: never received for longer than the lease since `since` (activation), lapsed, or
+    its liveliness lost. An executor that dies before its first heartbeat is caught here."""
+    if not plant_active:
+        return []
+    if liveliness_lost:
+        why = "its liveliness lease expired"
+    elif last_rx is None:
+        if now - since <= lease_s:
+            return []
+        why = f"none received in {now - since:.2f} s"
+    elif now - last_rx > lease_s:
+        why = f"the last one {now - last_rx:.2f} s ago"
+    else:
+        return []
+    return [Finding("heartbeat_lost", "stop_all", f"{plant_active} on the plant without a live executor heartbeat: "
+                    f"{why} (lease {lease_s:g} s)")]
+
+
+class ExecutorPresence:
+    """The expected executor node against the ROS graph (`executor_node`), checked at ~2 Hz.
+
+    In the graph with no heartbeat of its own within `grace_s` of appearing, or gone from the graph
+    before its first heartbeat, is a heartbeat loss: an executor that never beat is not guarding
+    anything. Each appearance fires at most once.
+    """
+
+    def __init__(self, node_name: str, grace_s: float):
+        self.node_name = node_name
+        self.grace_s = grace_s
+        self._since: float | None = None  # when it (re)appeared; None while absent
+        self._beat = False  # a heartbeat from it since it appeared
+        self._fired = False
+
+    def heartbeat(self, sender: str) -> None:
+        if not sender or sender == self.node_name:
+            self._beat = True
+
+    def update(self, present: bool, now: float) -> list[Finding]:
+        if present and self._since is None:
+            self._since, self._beat, self._fired = now, False, False
+        if not present and self._since is None:
+            return []
+        if present:
+            if self._beat or self._fired or now - self._since <= self.grace_s:
+                return []
+            detail = (f"executor {self.node_name} in the ROS graph for {now - self._since:.1f} s without a "
+                      f"heartbeat (grace {self.grace_s:g} s)")
+        else:
+            self._since = None
+            if self._beat or self._fired:
+                return []
+            detail = f"executor {self.node_name} left the ROS graph before its first heartbeat"
+        self._fired = True
+        return [Finding("heartbeat_lost", "stop_all", detail)]

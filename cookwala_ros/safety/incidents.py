@@ -20,6 +20,8 @@ _BY_TRIGGER = {
     "stale": ("cookwala.device.fault", "cw.incident.sensor_failure"),
     "unverifiable": ("cookwala.device.fault", "cw.incident.sensor_failure"),
     "heater_fault": ("cookwala.device.fault", "cw.incident.actuator_failure"),
+    "reenergised": ("cookwala.device.fault", "cw.incident.actuator_failure"),
+    "latched_before_restart": ("cookwala.safety.estop", None),
     "deadline": ("cookwala.device.fault", "cw.incident.actuator_failure"),
     "joint_position": ("cookwala.safety.limit_fired", "cw.incident.actuator_failure"),
     "joint_velocity": ("cookwala.safety.limit_fired", "cw.incident.actuator_failure"),

@@ -15,8 +15,10 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from cookwala_ros.safety import device_rules, rules
-from cookwala_ros.safety.arbiter import ARMED, Arbiter
-from cookwala_ros.safety.device_rules import JointLimit, RelayWatch
+from cookwala_ros.safety.arbiter import ARMED, UNCONFIGURED, Arbiter
+from cookwala_ros.safety.device_rules import ExecutorPresence, JointLimit, RelayWatch
+from cookwala_ros.safety.latch import LATCHED_BEFORE_RESTART
+from cookwala_ros.safety.packs import PackError, check_pack
 from cookwala_ros.safety.rules import Finding, PresenceReading
 from cookwala_ros.safety.tighten import TightenResult, tighten
 from cookwala_ros.safety.trackers import trackers_for
@@ -54,6 +56,9 @@ class MonitorConfig:
     workspace_min: tuple[float, float, float] = (-0.6, -0.9, 0.91)  # tool box in the URDF root frame [m]
     workspace_max: tuple[float, float, float] = (1.1, 0.9, 2.1)
     workspace_period_s: float = 0.05  # forward kinematics at most this often
+    joint_state_timeout_s: float = 0.5  # older joint states -> dead arm driver -> stop
+    executor_node: str = ""  # fully qualified name of the expected executor node ("" = none)
+    executor_start_grace_s: float = 5.0  # in the graph this long without a heartbeat -> trigger
 
 
 @dataclass(frozen=True)
@@ -98,6 +103,11 @@ class Monitor:
         self._hb_rx: float | None = None
         self._hb_lost = False
         self._liveliness_lost = False
+        self._unguarded_fired = False
+        self._joints_rx: float | None = None
+        self._moving = False
+        self.executor_presence = (ExecutorPresence(self.config.executor_node, self.config.executor_start_grace_s)
+                                  if self.config.executor_node else None)
         self._last_fk = -math.inf
         self._temps: dict[str, float] = {}
         self._heating = False
@@ -112,18 +122,32 @@ class Monitor:
         self.trackers = trackers_for(self.limits)
         self.arbiter.motion_deadline_s = rules.stop_deadline_s(self.limits)
 
-    def tighten(self, offered: dict) -> TightenResult:
-        """Apply an offered pack if it only tightens (see safety.tighten); reports either way."""
+    def tighten(self, offered: object) -> TightenResult:
+        """Apply an offered pack if it only tightens (see safety.tighten); reports either way.
+
+        The offer is checked against the SafetyLimits schema and the vocabulary first, and the
+        result again before it is applied; ValueError (naming the JSON pointer) leaves the pack as
+        it was.
+        """
+        check_pack(offered, "offered pack")
         result = tighten(self.pack, offered)
-        if result.accepted:
-            if result.tightened_ids:
-                self.set_pack(result.effective)
+        if result.accepted and result.tightened_ids:
+            try:
+                check_pack(result.effective, "tightened pack")
+            except PackError as exc:
+                raise PackError(f"the tightened pack would not be enforceable: {exc}") from None
+            self.set_pack(result.effective)
         return result
 
     # -- lifecycle ------------------------------------------------------------------------
-    def activate(self, now: float) -> bool:
+    def activate(self, now: float, latched_reason: str | None = None) -> bool:
+        """Armed (True: halt now, a condition holds); `latched_reason`: a stop persisted by a
+        monitor before this one, so it comes up stopped until a local reset."""
         self._active_since = now
-        return self.arbiter.activate(now)
+        halt = self.arbiter.activate(now)
+        if latched_reason is not None:
+            halt = self._fire(LATCHED_BEFORE_RESTART, latched_reason, now) or halt
+        return halt
 
     def deactivate(self) -> None:
         self.arbiter.deactivate()
@@ -174,15 +198,20 @@ class Monitor:
         self._heating = reading.power_w > self.config.heat_off_power_w
         halt = self._apply("heater", rules.max_temp_findings(self.limits, temps, self.op, self._heating), now)
         halt = self._apply("stale", [], now) or halt
+        halt = self._check_reenergised(now) or halt
         relay = self.relay.update(reading.commanded_off, reading.power_w, reading.reported_welded, now)
         return self._apply("relay", relay, now) or halt
 
     def on_joints(self, names: Sequence[str], positions: Sequence[float], velocities: Sequence[float], now: float) -> bool:
-        self.arbiter.observe_motion(device_rules.max_abs(velocities) < self.config.standstill_velocity, now)
+        self._joints_rx = now
+        self._moving = device_rules.max_abs(velocities) >= self.config.standstill_velocity
+        self.arbiter.observe_motion(not self._moving, now)
         cfg = self.config
         findings = device_rules.joint_findings(names, positions, velocities, self.joint_limits,
                                                cfg.position_margin, cfg.velocity_tolerance)
         halt = self._apply("joints", findings, now)
+        halt = self._apply("stale_joints", [], now) or halt
+        halt = self._check_reenergised(now) or halt
         if self.tool_position is not None and now - self._last_fk >= cfg.workspace_period_s and len(positions) == len(names):
             self._last_fk = now
             xyz = self.tool_position(names, positions)
@@ -219,8 +248,35 @@ class Monitor:
     def on_smoke(self, detected: bool, now: float) -> bool:
         return self._apply("smoke", rules.smoke_findings(self.limits, detected), now)
 
-    def on_heartbeat(self, now: float) -> None:
+    def on_heartbeat(self, now: float, sender: str = "") -> None:
         self._hb_seen, self._hb_rx, self._hb_lost, self._liveliness_lost = True, now, False, False
+        self._unguarded_fired = False
+        if self.executor_presence is not None:
+            self.executor_presence.heartbeat(sender)
+
+    def on_executor_graph(self, present: bool, now: float) -> bool:
+        """Whether the expected executor node is in the ROS graph now (checked at ~2 Hz)."""
+        if self.executor_presence is None:
+            return False
+        found = self.executor_presence.update(present, now)
+        if not found or self.arbiter.state == UNCONFIGURED:
+            return False
+        return self._fire(found[0].trigger, found[0].detail, now)
+
+    @property
+    def plant_active(self) -> str:
+        """What on the plant needs a guarding executor: "heat", "motion", both or ""."""
+        return " and ".join(what for what, on in (("heat", self._heating), ("motion", self._moving)) if on)
+
+    def _check_reenergised(self, now: float) -> bool:
+        """Heat or motion after a verified halt and before a reset: a fault (the halt keeps going)."""
+        found = [Finding(trigger, "fault", detail) for trigger, detail in self.arbiter.reenergised().items()]
+        return self._apply("reenergised", found, now)
+
+    def halted_since(self, t0: float) -> bool:
+        """Heater state and joint states received after `t0` both say 0 W and standstill."""
+        return (self._heater_rx is not None and self._heater_rx > t0 and not self._heating
+                and self._joints_rx is not None and self._joints_rx > t0 and not self._moving)
 
     def on_liveliness(self, alive: bool, now: float) -> bool:
         self._liveliness_lost = not alive
@@ -230,11 +286,23 @@ class Monitor:
         """Heartbeat loss is a momentary trigger: it fires once per loss, so a kitchen whose
         executor is gone for good can still be reset locally."""
         cfg = self.config
+        halt = False
         found = device_rules.heartbeat_findings(self._hb_seen, self._hb_rx, now, cfg.heartbeat_lease_s, self._liveliness_lost)
-        if not found or self._hb_lost:
-            return False
-        self._hb_lost = True
-        return self._fire(found[0].trigger, found[0].detail, now)
+        if found and not self._hb_lost:
+            self._hb_lost = True
+            self._unguarded_fired = bool(self.plant_active)  # the same loss: one report
+            halt = self._fire(found[0].trigger, found[0].detail, now)
+        # heat or motion with no live heartbeat, including none ever: fires once per such spell
+        active = self.plant_active
+        if not active:
+            self._unguarded_fired = False
+        elif not self._unguarded_fired and self.arbiter.state != UNCONFIGURED:
+            found = device_rules.unguarded_findings(active, self._hb_rx, self._active_since, now,
+                                                    cfg.heartbeat_lease_s, self._liveliness_lost)
+            if found:
+                self._unguarded_fired = True
+                halt = self._fire(found[0].trigger, found[0].detail, now) or halt
+        return halt
 
     def tick(self, now: float) -> bool:
         """Periodic checks (heartbeat, stale heater state, presence, deadlines).
@@ -246,6 +314,9 @@ class Monitor:
             stale = device_rules.stale_findings("heater_state", self._heater_rx, self._active_since, now,
                                                 self.config.heater_state_timeout_s)
             halt = self._apply("stale", stale, now) or halt
+            stale = device_rules.stale_findings("joint_states", self._joints_rx, self._active_since, now,
+                                                self.config.joint_state_timeout_s, action="stop_all")
+            halt = self._apply("stale_joints", stale, now) or halt
             halt = self._check_presence(now) or halt
         faults_before = len(self.arbiter.fault_reasons)
         self.arbiter.tick(now)
@@ -261,6 +332,8 @@ class Monitor:
     def reset(self, now: float) -> tuple[bool, str]:
         was = self.arbiter.state
         ok, message = self.arbiter.reset(now)
+        if ok:
+            self._unguarded_fired = False  # verified idle: the next heat or motion is a new spell
         if ok and was != ARMED:
             self.outbox.append(Report("reset", message, "cleared"))
         return ok, message

@@ -19,6 +19,10 @@ from cookwala_ros.safety.quantities import QuantityError, dimension, duration_s
 from cookwala_ros.safety.strictness import ACTION_EFFECTS
 
 
+# kinds whose bounds have one physical dimension (the unit must be of it)
+KIND_DIMENSION = {"max_temp": "temperature", "min_core_temp": "temperature", "pressure": "pressure", "stop": "time"}
+
+
 class PackError(ValueError):
     """A SafetyLimits pack the monitor cannot enforce."""
 
@@ -66,7 +70,10 @@ def check_pack(pack: object, where: str) -> dict:
         if limit.get("action") not in ACTION_EFFECTS:
             raise PackError(f"{pointer}/action: {limit.get('action')!r} is not one of {', '.join(ACTION_EFFECTS)}")
         try:
-            dimension(limit.get("unit"))
+            dim = dimension(limit.get("unit"))
+            wanted = KIND_DIMENSION.get(limit["kind"])
+            if wanted and dim and dim != wanted:
+                raise PackError(f"{pointer}/unit: {limit['unit']!r} is not a {wanted} unit, as {limit['kind']} needs")
             if limit.get("holdFor"):
                 duration_s(limit["holdFor"])
         except QuantityError as exc:

@@ -2,10 +2,12 @@
 
 Semantics of ros2_controllers' JointTrajectoryController topic interface, which integrators'
 arms run and cookwala_ros drives:
+- a trajectory the controller rejects (`robot.joint_trajectory.jtc_problems`: among others the
+  empty one, no joint names, effort fields, times not strictly increasing) changes nothing: the
+  arm keeps its current motion, as the real controller does;
 - a new trajectory replaces the one being followed, starting from the arm's current state;
-- a trajectory with no points means stop: every joint decelerates at its acceleration limit to
-  zero velocity and the arm holds where it stopped;
-- joints a trajectory does not name hold their position; after the last point the arm holds it.
+- after the last point the arm holds it. `stop()` is what the controller does on a goal cancel:
+  every joint decelerates at its acceleration limit to zero velocity and the arm holds there.
 
 The joints themselves obey per-joint velocity and acceleration limits (and position limits as
 hard stops), so a trajectory asking for more is followed as closely as the limits allow.
@@ -21,6 +23,8 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+
+from cookwala_ros.robot.joint_trajectory import JtcOptions, PointData, TrajectoryData, jtc_problems
 
 DEFAULT_CONTROL_PERIOD_S = 0.01  # 100 Hz, the controller manager's update rate
 DEFAULT_TRACKING_GAIN = 20.0  # [1/s] position error -> corrective velocity
@@ -43,9 +47,11 @@ class Trajectory:
     points: tuple[TrajectoryPoint, ...]
     start_time: float | None = None  # model time [s]; None = start now (header stamp zero)
 
-    @property
-    def is_stop(self) -> bool:
-        return not self.points
+    @classmethod
+    def from_data(cls, data: TrajectoryData, start_time: float | None = None) -> "Trajectory":
+        """From robot.joint_trajectory's plain trajectory (e.g. a HoldBuilder halt)."""
+        return cls(tuple(data.joint_names), tuple(TrajectoryPoint(p.time_from_start, tuple(p.positions),
+                                                                  tuple(p.velocities)) for p in data.points), start_time)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -121,6 +127,7 @@ class ArmModel:
         control_period: float = DEFAULT_CONTROL_PERIOD_S,
         tracking_gain: float = DEFAULT_TRACKING_GAIN,
         start_time: float = 0.0,
+        jtc_options: JtcOptions = JtcOptions(),
     ):
         n = len(joint_names)
         self.joint_names = tuple(joint_names)
@@ -135,6 +142,7 @@ class ArmModel:
         if control_period <= 0 or tracking_gain <= 0:
             raise ValueError("control_period and tracking_gain must be positive")
         self.control_period = float(control_period)
+        self.jtc_options = jtc_options  # the controller parameters that decide what it accepts
         self.gain = float(tracking_gain)
         self.time = float(start_time)
         self.q = self._vector(initial_positions, n, "initial_positions") if initial_positions is not None else np.zeros(n)
@@ -160,33 +168,24 @@ class ArmModel:
     # ------------------------------------------------------------------ commands
 
     def validate(self, trajectory: Trajectory) -> None:
-        """Raise TrajectoryError if the JTC would reject this trajectory."""
+        """Raise TrajectoryError if the JTC would reject this trajectory (or the model cannot follow it)."""
         names = trajectory.joint_names
-        if trajectory.is_stop:
-            return
-        if not names:
-            raise TrajectoryError("joint_names is empty")
+        data = TrajectoryData(names, tuple(PointData(p.time_from_start, p.positions, p.velocities)
+                                           for p in trajectory.points))
+        problems = jtc_problems(data, self.joint_names, options=self.jtc_options)
+        if problems:
+            raise TrajectoryError("; ".join(problems))
+        # beyond the JTC's own checks: what the model cannot follow (the JTC would misbehave)
         if len(set(names)) != len(names):
             raise TrajectoryError("joint_names has duplicates")
-        unknown = [n for n in names if n not in self._index]
-        if unknown:
-            raise TrajectoryError(f"joint_names: unknown joint(s) {', '.join(unknown)}")
-        previous = -math.inf
         for i, point in enumerate(trajectory.points):
             if not math.isfinite(point.time_from_start) or point.time_from_start < 0:
                 raise TrajectoryError(f"points[{i}].time_from_start must be finite and >= 0")
-            if point.time_from_start <= previous:
-                raise TrajectoryError(f"points[{i}].time_from_start must increase strictly")
-            previous = point.time_from_start
-            if len(point.positions) != len(names):
-                raise TrajectoryError(f"points[{i}].positions has {len(point.positions)} values for {len(names)} joints")
-            if point.velocities and len(point.velocities) != len(names):
-                raise TrajectoryError(f"points[{i}].velocities has {len(point.velocities)} values for {len(names)} joints")
             if not all(math.isfinite(x) for x in (*point.positions, *point.velocities)):
                 raise TrajectoryError(f"points[{i}] has a non-finite position or velocity")
 
     def command(self, trajectory: Trajectory) -> bool:
-        """Replace the current trajectory (or stop on an empty one). False if a fault dropped it.
+        """Replace the current trajectory. False if a fault dropped it.
 
         Raises TrajectoryError for a trajectory the controller rejects; the arm keeps doing
         what it was doing, as the JTC does.
@@ -194,10 +193,6 @@ class ArmModel:
         self.validate(trajectory)
         if self.faults.ignore_commands:
             return False
-        if trajectory.is_stop:
-            self._segments = None
-            self._stopping = True
-            return True
         index = np.array([self._index[n] for n in trajectory.joint_names])
         times = np.array([p.time_from_start for p in trajectory.points])
         pos = np.array([p.positions for p in trajectory.points], dtype=float)
@@ -211,8 +206,12 @@ class ArmModel:
         return True
 
     def stop(self) -> bool:
-        """Same as an empty trajectory."""
-        return self.command(Trajectory(joint_names=(), points=()))
+        """A goal cancel: decelerate at the acceleration limits and hold. False if a fault dropped it."""
+        if self.faults.ignore_commands:
+            return False
+        self._segments = None
+        self._stopping = True
+        return True
 
     def set_faults(self, faults: ArmFaults) -> None:
         unknown = sorted(set(faults.stuck_joints) - set(self.joint_names))
@@ -278,7 +277,7 @@ class ArmModel:
             dv = np.minimum(np.maximum(-self.v, -max_dv), max_dv)
         else:
             ref_q, ref_v = self._reference(self.time + dt)
-            error = ref_q - self.q
+            error = ref_q - (self.q + 0.5 * (self.v + ref_v) * dt)  # vs. where this step ends on the reference
             distance = np.abs(error)
             # corrective velocity: proportional near the reference, never faster than the arm
             # can brake within the remaining distance (so a stationary target is not overshot)

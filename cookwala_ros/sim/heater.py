@@ -6,6 +6,10 @@ SETPOINT runs the hob's own proportional controller on its medium sensor, and cu
 that sensor gives no reading. The hob's own protection cuts power when the pan passes
 `overtemp_cutoff_c` and stays off until commanded OFF and cooled below the cut-out.
 
+Dead-man (`cut_for_silence`, called by the node when no fresh command came in time): the hob
+goes to OFF by itself and says so in `fault_detail` until the next command; it is not a fault of
+the hob (fault stays NONE), the controller upstream went quiet.
+
 Faults: a welded relay keeps delivering the last non-zero power whatever is commanded (the one
 thing software cannot stop; the state reports it as soon as it is observable, i.e. when
 commanded off); sensor faults come from the thermal model. Pure Python.
@@ -75,6 +79,7 @@ class SimHeater:
         self.relay_welded = False
         self._last_nonzero_w = 0.0
         self._overtemp_tripped = False
+        self.dead_man_detail = ""  # why the dead-man cut the hob; empty after any command
         self._refresh()
 
     # ------------------------------------------------------------------ inputs
@@ -90,11 +95,20 @@ class SimHeater:
         if mode is HeaterMode.SETPOINT and not math.isfinite(setpoint_c):
             raise ValueError(f"setpoint_c: must be finite, got {setpoint_c}")
         self.mode = mode
+        self.dead_man_detail = ""
         self.power_command_w = float(power_w) if mode is HeaterMode.POWER else 0.0
         self.setpoint_c = float(setpoint_c) if mode is HeaterMode.SETPOINT else 0.0
         if mode is HeaterMode.OFF and self.thermal.pan_c < self.overtemp_cutoff_c:
             self._overtemp_tripped = False
         self._refresh()
+
+    def cut_for_silence(self, detail: str) -> bool:
+        """The dead-man: commanded OFF for want of fresh commands. True if it turned anything off."""
+        if self.mode is HeaterMode.OFF:
+            return False
+        self.command(HeaterMode.OFF)
+        self.dead_man_detail = detail
+        return True
 
     def set_relay_welded(self, welded: bool) -> None:
         self.relay_welded = bool(welded)
@@ -176,5 +190,5 @@ class SimHeater:
             medium_sensor_ok=r.medium_ok,
             pan_sensor_ok=r.pan_ok,
             fault=faults[0][0] if faults else HeaterFault.NONE,
-            fault_detail="; ".join(detail for _, detail in faults),
+            fault_detail="; ".join([detail for _, detail in faults] + ([self.dead_man_detail] if self.dead_man_detail else [])),
         )

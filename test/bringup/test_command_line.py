@@ -14,7 +14,7 @@ from cookwala_ros.bringup import NodeSpec
 
 def spec(**fields) -> NodeSpec:
     base = dict(package="cookwala_ros", executable="arm_sim", name="arm", namespace="", parameters={},
-                param_files=(), remappings=(), required=True)
+                param_files=(), remappings=())
     base.update(fields)
     return NodeSpec(**base)
 
@@ -110,3 +110,26 @@ def test_ament_index_executables_are_found(tmp_path, monkeypatch):
     monkeypatch.setenv("AMENT_PREFIX_PATH", str(prefix))
     assert bringup.resolve_executable("some_pkg", "py_tool") == [sys.executable, str(script)]
     assert bringup.resolve_executable("some_pkg", "native_tool") == [str(binary)]
+
+
+def test_restart_command_gives_the_node_what_the_scene_gave_it():
+    """The supervisor's restart line, parsed as `cookwala-ros up` parses it, resolves to the same node."""
+    import shlex
+
+    from cookwala_ros import cli
+    from cookwala_ros.commands import up
+
+    arguments = {"real_time_factor": 30.0, "http_port": 8099, "state_dir": "/tmp/a dir", "disabled_sensors": "",
+                 "heartbeat_lease_s": 0.3, "data_dir": "/tmp/d"}
+    sets = ["executor.tick_hz=20.0", "arm_sim.publish_rate_hz=20.0"]
+    line = bringup.restart_command("kitchen", "executor", arguments, sets, use_sim_time=True)
+    words = shlex.split(line)
+    assert words[:5] == ["cookwala-ros", "up", "kitchen", "--only", "executor"]
+    assert "arm_sim.publish_rate_hz=20.0" not in words
+    args = cli.build_parser(only="up").parse_args(words[1:])
+    _, specs = up.resolve_scene(args)
+    (restarted,) = up.select_nodes(specs, args.only)
+    manifest = bringup.load_manifest("kitchen")
+    (original,) = [s for s in manifest.node_specs(arguments, bringup.parse_set_options(sets), True)
+                   if s.name == "executor"]
+    assert restarted == original

@@ -101,6 +101,10 @@ def test_scene_use_sim_time_from_an_argument():
         (lambda d: d["nodes"][1].update(executable="bin/arm"), r"^nodes\[1\]\.executable: .* bare name"),
         (lambda d: d["nodes"][1].update(namespace="a//b"), r"^nodes\[1\]\.namespace: 'a//b' is not a valid"),
         (lambda d: d["nodes"][1].update(required="yes"), r"^nodes\[1\]\.required: expected true or false"),
+        (lambda d: d["nodes"][1].update(on_exit="respawn"), r"^nodes\[1\]\.on_exit: expected shutdown or continue, got 'respawn'"),
+        (lambda d: d["nodes"][1].update(on_exit="shutdown"), r"^nodes\[1\]\.required: False contradicts on_exit: shutdown"),
+        (lambda d: d["nodes"][1].update(stop_order="last"), r"^nodes\[1\]\.stop_order: expected an integer, got 'last'"),
+        (lambda d: d["nodes"][1].update(stop_order=1.5), r"^nodes\[1\]\.stop_order: expected an integer"),
         (lambda d: d["nodes"][1].update(parameters=[1]), r"^nodes\[1\]\.parameters: expected a mapping, got a list"),
         (lambda d: d["nodes"][1]["parameters"].update(x=None), r"^nodes\[1\]\.parameters\.x: null is not a parameter value"),
         (lambda d: d["nodes"][1]["parameters"].update(x=[]), r"^nodes\[1\]\.parameters\.x: an empty list"),
@@ -218,3 +222,30 @@ def test_every_shipped_manifest_is_valid():
     assert "sim_kitchen" in scenes
     for scene in scenes:
         assert bringup.load_manifest(scene).node_specs()
+
+
+def test_on_exit_and_stop_order_default_and_the_older_required_spelling():
+    doc = manifest()
+    doc["nodes"].append(node(name="guarded", on_exit="continue", stop_order=-1))
+    doc["nodes"].append(node(name="plant", on_exit="shutdown", required=True, stop_order=2))
+    specs = {s.name: s for s in parse_manifest(doc).node_specs()}
+    assert (specs["clock"].on_exit, specs["clock"].stop_order, specs["clock"].required) == ("shutdown", 0, True)
+    assert (specs["arm"].on_exit, specs["arm"].required) == ("continue", False)  # required: false
+    assert (specs["guarded"].on_exit, specs["guarded"].stop_order) == ("continue", -1)
+    assert (specs["plant"].on_exit, specs["plant"].stop_order) == ("shutdown", 2)
+
+
+def test_the_kitchen_keeps_its_stop_path():
+    """Only the plant and the clock end the kitchen; the monitor stops after what it guards and
+    before the plant it halts; its latch lives in the scene's state_dir."""
+    m = bringup.load_manifest("kitchen")
+    specs = {s.name: s for s in m.node_specs({"state_dir": "/tmp/latch"})}
+    assert {n for n, s in specs.items() if s.on_exit == "shutdown"} == {"sim_clock", "arm_sim", "heater_sim"}
+    assert specs["executor"].on_exit == "continue" and specs["safety_monitor"].on_exit == "continue"
+    order = {n: s.stop_order for n, s in specs.items()}
+    assert order["executor"] < order["safety_monitor"] < order["arm_sim"] == order["heater_sim"] < order["sim_clock"]
+    monitor = specs["safety_monitor"].parameters
+    assert monitor["state_dir"] == "/tmp/latch" and monitor["executor_node"] == "/executor"
+    assert monitor["executor_node"] == specs["executor"].fqn
+    assert m.arguments["state_dir"].default == "~/.local/state/cookwala_ros"
+    assert specs["executor"].parameters["heartbeat_lease_s"] == monitor["heartbeat_lease_s"]

@@ -126,7 +126,7 @@ def test_watch_returns_the_required_child_that_died_and_keeps_optional_ones_goin
         died = sup.watch()
         assert died is not None and died.name == "required" and died.returncode == 4
         assert died.describe() == "required node 'required' exited (exit code 4)"
-        assert "node 'optional' exited (exit code 0); continuing without it" in out.getvalue()
+        assert "node 'optional' exited (exit code 0); the rest of the scene keeps running" in out.getvalue()
         assert sup.running() == ["steady"]
     finally:
         sup.stop()
@@ -182,3 +182,86 @@ def test_children_die_with_a_killed_supervisor():
 def test_describe_returncode():
     assert describe_returncode(2) == "exit code 2"
     assert describe_returncode(-9) == "killed by SIGKILL"
+
+
+def _stops_slowly(name: str, record) -> list[str]:
+    """A child that, on SIGINT, records when its stop began and ended (0.3 s apart)."""
+    return py(f"""
+        import time
+        print('ready', flush=True)
+        try:
+            time.sleep(60)
+        except KeyboardInterrupt:
+            with open({str(record)!r}, 'a') as f:
+                f.write('{name} begin %.6f\\n' % time.monotonic())
+            time.sleep(0.3)
+            with open({str(record)!r}, 'a') as f:
+                f.write('{name} end %.6f\\n' % time.monotonic())
+    """)
+
+
+def test_stop_goes_group_by_group_in_stop_order(tmp_path):
+    record = tmp_path / "stops.txt"
+    sup = Supervisor([
+        ProcessSpec("clock", _stops_slowly("clock", record), stop_order=3),
+        ProcessSpec("plant", _stops_slowly("plant", record), stop_order=2),
+        ProcessSpec("monitor", _stops_slowly("monitor", record), stop_order=1),
+        ProcessSpec("executor", _stops_slowly("executor", record), stop_order=0),
+        ProcessSpec("client", _stops_slowly("client", record), stop_order=0),
+    ], output=(out := io.StringIO()))
+    sup.start()
+    assert wait_for(lambda: out.getvalue().count(" ready") == 5), out.getvalue()  # every child is in its sleep
+    codes = sup.stop()
+    assert set(codes) == {"clock", "plant", "monitor", "executor", "client"}
+    events = [line.split() for line in record.read_text().splitlines()]
+    when = {(name, what): float(t) for name, what, t in events}
+    assert len(when) == 10, events
+    # the guarded nodes have both ended before the monitor is interrupted, and so on
+    assert max(when["executor", "end"], when["client", "end"]) <= when["monitor", "begin"]
+    assert when["monitor", "end"] <= when["plant", "begin"]
+    assert when["plant", "end"] <= when["clock", "begin"]
+    # nodes of one order stop together
+    assert abs(when["executor", "begin"] - when["client", "begin"]) < 0.25
+
+
+def test_a_continue_node_that_dies_is_reported_with_its_restart_line_and_the_scene_goes_on():
+    out = io.StringIO()
+    sup = Supervisor([
+        ProcessSpec("plant", SLEEPER),
+        ProcessSpec("executor", py("import sys, time; time.sleep(0.3); sys.exit(3)"), required=False,
+                    restart_hint="cookwala-ros up kitchen --only executor --arg http_port=1"),
+    ], output=out)
+    sup.start()
+    try:
+        assert sup.watch(until=lambda: "executor" not in sup.running() and sup.exits) is None
+        time.sleep(0.3)
+        assert sup.watch(until=lambda: True) is None
+        assert sup.running() == ["plant"]
+        assert ("node 'executor' exited (exit code 3); the rest of the scene keeps running; restart it with: "
+                "cookwala-ros up kitchen --only executor --arg http_port=1") in out.getvalue()
+    finally:
+        sup.stop()
+
+
+def test_watch_returns_once_no_child_is_left(tmp_path):
+    marker = tmp_path / "a-done"
+    sup = Supervisor([
+        ProcessSpec("a", py(f"import pathlib, time; time.sleep(0.2); pathlib.Path({str(marker)!r}).touch()"),
+                    required=False),
+        ProcessSpec("b", py(f"""
+            import pathlib, sys, time
+            while not pathlib.Path({str(marker)!r}).exists():
+                time.sleep(0.01)
+            time.sleep(0.3)
+            sys.exit(5)
+        """), required=False),
+    ], output=io.StringIO())
+    sup.start()
+    try:
+        started = time.monotonic()
+        last = sup.watch()
+        assert time.monotonic() - started < 10.0
+        assert last is not None and last.name == "b" and last.returncode == 5
+        assert [e.name for e in sup.exits] == ["a", "b"]
+    finally:
+        sup.stop()

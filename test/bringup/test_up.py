@@ -174,3 +174,21 @@ def test_dry_run_prints_each_command_line_without_help_from_path(capsys, monkeyp
     for line in lines.values():
         script = line.split()[1]
         assert os.path.isabs(script) and os.path.isfile(script) or script == "-c"
+
+
+def test_only_starts_the_named_nodes_with_the_parameters_the_scene_gives_them(capsys):
+    args = ["kitchen", "--dry-run", "--rtf", "30", "--arg", "http_port=8099", "--arg", "state_dir=/tmp/s"]
+    assert cli.main(["up", *args]) == 0
+    full = dict(line.split(": ", 1) for line in capsys.readouterr().out.splitlines())
+    assert cli.main(["up", *args, "--only", "executor"]) == 0
+    only = dict(line.split(": ", 1) for line in capsys.readouterr().out.splitlines())
+    assert only == {"executor": full["executor"]}
+    assert "-p http_port:=8099" in only["executor"]
+    assert cli.main(["up", *args, "--only", "executor,safety_monitor"]) == 0
+    assert set(dict(line.split(": ", 1) for line in capsys.readouterr().out.splitlines())) == {
+        "executor", "safety_monitor"}
+
+
+def test_only_names_an_unknown_node(capsys):
+    assert cli.main(["up", "kitchen", "--only", "chef", "--dry-run"]) == 2
+    assert "--only: the scene has no node 'chef' (nodes: sim_clock, arm_sim" in capsys.readouterr().err

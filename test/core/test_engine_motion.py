@@ -117,4 +117,4 @@ def test_stop_mid_move_waits_until_the_arm_is_still():
                 on_tick=lambda e, k: moving_while_stopping.append(not k.arm.at_rest) if e.state == "stopping" else None)
     assert run.state == "stopped" and kitchen.arm.at_rest and kitchen.halts >= 1
     assert moving_while_stopping[0] is True  # it was still braking when the stop began
-    assert run.log()["steps"][-1]["node"] == "m1"
+    assert run.log()["x-cookwala-ros-unfinishedSteps"][-1]["node"] == "m1"

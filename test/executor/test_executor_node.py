@@ -190,6 +190,9 @@ def test_execute_node_runs_one_simmer_node(library):
     ({"tick_hz": 1.0}, "parameter 'tick_hz'"),
     ({"http_port": 70000}, "parameter 'http_port'"),
     ({"token_file": "/nonexistent/token"}, "parameter 'token_file'"),
+    ({"safety_monitor_node": "safety_monitor"}, "parameter 'safety_monitor_node'"),
+    ({"heater_state_timeout_s": 0.0}, "parameter 'heater_state_timeout_s'"),
+    ({"heater_keepalive_s": 0.5}, "parameter 'heater_keepalive_s'"),
 ])
 def test_bad_parameters_stop_the_node_with_a_message(tmp_path, params, message):
     proc = start_node("cookwala_ros.ros.executor_node", {"data_dir": str(tmp_path), **params}, capture=True)

@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import datetime
 import json
+import os
+import subprocess
+import sys
+import time
 
 from executor_recipes import boil_recipe, request_for
 from cookwala_ros.core import schemas
+from cookwala_ros.core.execution_log import TRACE_FIELD
 from cookwala_ros.executor.service import ExecutorService
 from cookwala_ros.executor.status import REASON_KEY
 from executor_kitchen import KitchenPorts, drive
+
+
+def epoch(text: str) -> float:
+    return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
 
 def execution_events(events: list[dict], execution_id: str) -> list[dict]:
@@ -36,8 +46,13 @@ def test_crash_mid_run_then_restart_marks_failed_and_keeps_events_and_log(device
     before = crashed.get_status(execution_id)
     assert before["state"] == "running" and before["seq"] > 3
     stored_before = [e for _, e in crashed.store.events(execution_id)]
-    # No close(): the process "dies" here; a second service opens the same data dir.
-    revived = ExecutorService(config, KitchenPorts(kitchen), clock=lambda: kitchen.now)
+    last_trace_t = crashed.get_log(execution_id)[TRACE_FIELD][-1][0]
+    # No close(): the process "dies" here (the kernel drops its data-dir lock); a second service
+    # opens the same data dir. Its ROS clock reads 0, as before /clock arrives.
+    crashed.store.release_lock()
+    wall_before = time.time()
+    revived = ExecutorService(config, KitchenPorts(kitchen), clock=lambda: 0.0)
+    wall_after = time.time()
     try:
         after = revived.get_status(execution_id)
         assert after["state"] == "failed"
@@ -51,6 +66,12 @@ def test_crash_mid_run_then_restart_marks_failed_and_keeps_events_and_log(device
         assert log["outcome"] == "failed"
         assert [s["node"] for s in log["steps"]] == ["n1"]  # the step that was cooking when it died
         assert schemas.validate(log, "ExecutionLog") == []
+        # record times are the wall clock's, not the ROS clock's 0 (1970)
+        for stamp in (after["updatedAt"], log["endedAt"], stored_after[-1]["time"]):
+            assert wall_before - 1.0 <= epoch(stamp) <= wall_after + 1.0, stamp
+        # the trace was appended as it was sampled: it reaches the last tick before the crash
+        assert log[TRACE_FIELD][-1][0] == last_trace_t
+        assert revived.store.trace_rows(execution_id) == []  # folded into the stored log
         assert revived.active_execution() is None  # nothing resumes by itself
         assert revived.tick(kitchen.now, kitchen.observe()).heater is None
         late: list[dict] = []
@@ -59,6 +80,44 @@ def test_crash_mid_run_then_restart_marks_failed_and_keeps_events_and_log(device
     finally:
         revived.close()
         crashed.close()
+
+
+SECOND_SERVICE = """
+import sys
+from cookwala_ros.device import load_device_config
+from cookwala_ros.executor.config import ExecutorConfig
+from cookwala_ros.executor.service import ExecutorService
+try:
+    ExecutorService(ExecutorConfig.from_device(load_device_config(), data_dir=sys.argv[1]), poll_recalls=False)
+except ValueError as exc:
+    print(type(exc).__name__, exc)
+    sys.exit(2)
+"""
+
+
+def test_a_second_process_on_a_locked_data_dir_refuses_and_touches_nothing(device_config, install, kitchen):
+    recipe = boil_recipe(minutes=10)
+    install(recipe)
+    config = device_config()
+    running = ExecutorService(config, KitchenPorts(kitchen), clock=lambda: kitchen.now)
+    try:
+        status, _ = running.start_execution(request_for(recipe))
+        drive(running, kitchen, lambda: running.get_status(status["id"])["state"] == "running", max_s=60)
+        before = running.store.execution(status["id"])
+        second = subprocess.run([sys.executable, "-c", SECOND_SERVICE, str(config.data_dir)],
+                                capture_output=True, text=True, timeout=120)
+        assert second.returncode == 2, second.stdout + second.stderr
+        assert second.stdout.strip() == (f"DataDirInUse data_dir {config.data_dir} is in use by another executor "
+                                         f"(pid {os.getpid()}); one executor per data dir"), second.stderr
+        row = running.store.execution(status["id"])
+        assert (row.state, row.seq, row.final) == (before.state, before.seq, False)
+        drive(running, kitchen, lambda: kitchen.heater.thermal.medium_c > 40, max_s=600)
+        assert running.get_status(status["id"])["state"] == "running"  # it cooks on
+    finally:
+        running.close()
+    free = subprocess.run([sys.executable, "-c", SECOND_SERVICE, str(config.data_dir)],
+                          capture_output=True, text=True, timeout=120)
+    assert free.returncode == 0, free.stdout + free.stderr  # free once the holder closed it
 
 
 def test_events_are_stable_and_every_seq_arrives_once_in_order(service, install, kitchen):

@@ -1,5 +1,6 @@
 """A stand-in for the executor's heartbeat: a real node publishing /cookwala/heartbeat at 10 Hz
-with the project's liveliness lease, so a test can SIGKILL it like a crashed executor."""
+with the project's liveliness lease (parameter lease_s, default 0.3 s), so a test can SIGKILL it
+like a crashed executor."""
 
 import sys
 
@@ -13,7 +14,8 @@ from cookwala_ros.ros import qos
 def main() -> int:
     rclpy.init(args=sys.argv)
     node = rclpy.create_node("heartbeat_sender")
-    pub = node.create_publisher(Heartbeat, "/cookwala/heartbeat", qos.heartbeat(0.3))
+    lease_s = node.declare_parameter("lease_s", 0.3).value
+    pub = node.create_publisher(Heartbeat, "/cookwala/heartbeat", qos.heartbeat(lease_s))
     count = [0]
 
     def beat():

@@ -99,7 +99,7 @@ class Probe:
         n.create_subscription(HeaterState, "/heater/state", lambda m: self._rec(self.heater, m), qos.sensor())
         n.create_subscription(SafetyStatus, "/cookwala/safety/status", lambda m: self._rec(self.statuses, m), qos.latched())
         n.create_subscription(Event, "/cookwala/events", lambda m: self._rec(self.events, m), qos.events())
-        n.create_subscription(HeaterCommand, "/heater/command", lambda m: self._rec(self.heater_commands, m), qos.command())
+        n.create_subscription(HeaterCommand, "/heater/command", self._on_heater_command, qos.command())
         n.create_subscription(Heartbeat, "/cookwala/heartbeat", self._on_heartbeat, qos.heartbeat(0.3))
         self.traj_pub = n.create_publisher(JointTrajectory, "/arm_controller/joint_trajectory", qos.command())
         self.heat_pub = n.create_publisher(HeaterCommand, "/heater/command", qos.command())
@@ -114,6 +114,12 @@ class Probe:
         self.executor.add_node(n)
         self.thread = threading.Thread(target=self._spin, daemon=True)
         self.thread.start()
+        # heater_sim's dead-man cuts a hob without fresh commands: as the executor does, the probe
+        # re-sends its power every 0.1 s until it turns the heater off or the monitor does
+        self._heat_w: float | None = None
+        self._closing = threading.Event()
+        self._keep_alive = threading.Thread(target=self._keep_heat, daemon=True)
+        self._keep_alive.start()
 
     def _spin(self):
         try:
@@ -125,11 +131,28 @@ class Probe:
         with self.lock:
             log.append((time.monotonic(), msg))
 
+    def _on_heater_command(self, msg):
+        self._rec(self.heater_commands, msg)
+        if msg.mode == HeaterCommand.MODE_OFF and msg.source != "executor":
+            self._heat_w = None  # the monitor's halt: an executor stops heating
+
+    def _keep_heat(self):
+        while not self._closing.wait(0.1):
+            power_w = self._heat_w
+            if power_w is not None:
+                try:
+                    self.heat_pub.publish(HeaterCommand(mode=HeaterCommand.MODE_POWER, power_w=power_w,
+                                                        source="executor"))
+                except Exception:  # noqa: BLE001 - closing
+                    return
+
     def _on_heartbeat(self, msg):
         self.heartbeats += 1
         self.heartbeat_senders.add(msg.node_name)
 
     def close(self):
+        self._closing.set()
+        self._keep_alive.join()
         self.executor.shutdown()
         self.node.destroy_node()
         rclpy.try_shutdown(context=self.context)
@@ -186,9 +209,11 @@ class Probe:
         self.traj_pub.publish(JointTrajectory(joint_names=list(msg.name), points=[point]))
 
     def heat(self, power_w: float):
+        self._heat_w = float(power_w)
         self.heat_pub.publish(HeaterCommand(mode=HeaterCommand.MODE_POWER, power_w=float(power_w), source="executor"))
 
     def heater_off(self):
+        self._heat_w = None
         self.heat_pub.publish(HeaterCommand(mode=HeaterCommand.MODE_OFF, source="executor"))
 
     def estop(self, pressed: bool):

@@ -26,6 +26,7 @@ def monitor():
                 joint_limits={"j1": JointLimit(-1.0, 1.0, 2.0)},
                 tool_position=lambda names, q: (0.5, 0.0, 1.2), unattended_of=unattended)
     m.on_heater(heater(), 0.0)
+    m.on_joints(["j1"], [0.0], [0.0], 0.0)
     assert m.activate(0.0) is False and m.state == "armed"
     return m
 
@@ -55,6 +56,7 @@ def test_unattended_ops_need_nobody(monitor):
 def test_heartbeat_loss_fires_once_and_allows_reset(monitor):
     monitor.on_heartbeat(1.0)
     monitor.on_heater(heater(), 1.0)
+    monitor.on_joints(["j1"], [0.0], [0.0], 1.0)
     assert monitor.tick(1.2) is False
     assert monitor.tick(1.31) is True and monitor.state == "stopped"
     assert monitor.tick(1.4) is False  # fires once per loss
@@ -69,6 +71,7 @@ def test_liveliness_event_alone_stops(monitor):
 
 
 def test_stale_heater_state_cuts_heat(monitor):
+    monitor.on_joints(["j1"], [0.0], [0.0], 0.3)
     assert monitor.tick(0.4) is False
     assert monitor.tick(0.51) is True and monitor.arbiter.active_triggers == ["stale:heater_state"]
     monitor.on_heater(heater(), 0.6)

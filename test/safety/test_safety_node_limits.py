@@ -1,4 +1,8 @@
-"""Tighten-only limits over ROS, and a real limit breach: oil heated past its max stops in time."""
+"""Tighten-only limits over ROS, and a real limit breach: oil heated past its max stops in time.
+
+Malformed tighten requests come first: each is refused naming the JSON pointer and changes
+nothing, and the tests after them prove the monitor still tightens and still stops.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ import pytest
 rclpy = pytest.importorskip("rclpy")
 
 from cookwala_msgs.srv import GetSafetyLimits, TightenSafetyLimits  # noqa: E402
-from safety_kitchen import Probe, check_stop, drive, rearm, start_node, stop_processes  # noqa: E402
+from safety_kitchen import Probe, check_stop, drive, rearm, start_node, start_script, stop_processes  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -18,7 +22,9 @@ def kitchen():
     heater = {"medium": "oil", "medium_mass_kg": 0.3, "pan_mass_kg": 0.3, "initial_temp_c": 184.0}
     procs = [start_node("cookwala_ros.ros.arm_sim_node", {}),
              start_node("cookwala_ros.ros.heater_sim_node", heater),
-             start_node("cookwala_ros.ros.safety_monitor_node", {"activation_timeout_s": 20.0})]
+             start_node("cookwala_ros.ros.safety_monitor_node", {"activation_timeout_s": 20.0, "heartbeat_lease_s": 1.0}),
+             # heat and motion need a live executor heartbeat; a long lease: heartbeat loss is not under test here
+             start_script("safety_heartbeat_sender.py", args=("--ros-args", "-p", "lease_s:=1.0"))]
     probe = Probe()
     try:
         probe.wait_state("armed", timeout=30.0)
@@ -36,18 +42,54 @@ def oil_max(probe) -> float:
     return limit.max
 
 
-def offer(probe, max_c: float):
+def offer(probe, max_c, **changes):
+    limit = {"id": "oil.max_temp", "kind": "max_temp", "action": "stop_all",
+             "appliesTo": {"medium": "oil", "ops": ["cw.op.fry", "cw.op.deep_fry"]},
+             "max": max_c, "unit": "degC", "source": "hub"}
+    limit.update(changes)
     pack = {"core": "0.2.0", "kind": "SafetyLimits", "id": "hub-offer", "version": "0.1.0", "disclaimer": "test",
-            "limits": [{"id": "oil.max_temp", "kind": "max_temp", "action": "stop_all",
-                        "appliesTo": {"medium": "oil", "ops": ["cw.op.fry", "cw.op.deep_fry"]},
-                        "max": max_c, "unit": "degC", "source": "hub"}]}
+            "limits": [limit]}
     request = TightenSafetyLimits.Request(pack_json=json.dumps(pack), requested_by="hub-test")
     return probe.call(probe.tighten_client, request)
+
+
+def effective_pack_json(probe) -> str:
+    return probe.call(probe.get_client, GetSafetyLimits.Request()).pack_json
 
 
 def incident_events(probe, event_type: str):
     with probe.lock:
         return [json.loads(e.data) for _, e in probe.events if e.type == event_type]
+
+
+@pytest.mark.parametrize("max_c, changes, pointer", [
+    ("abc", {}, "/limits/0/max"),                     # a string where a number belongs
+    (True, {}, "/limits/0/max"),                      # a boolean is not a number (true is not 1 degC)
+    (150.0, {"unit": "degF"}, "/limits/0/unit"),       # not a unit of the vocabulary
+    (150.0, {"kind": "max_heat"}, "/limits/0/kind"),   # not a kind of the vocabulary
+    (150.0, {"unit": "kPa"}, "/limits/0/unit"),        # a pressure unit on a temperature limit
+    (float("nan"), {}, "/limits/0/max"),               # JSON NaN
+    (150.0, {"appliesTo": ["oil"]}, "/limits/0/appliesTo"),  # wrong shape
+], ids=["string", "boolean", "unknown-unit", "unknown-kind", "unit-of-another-kind", "nan", "shape"])
+def test_malformed_tighten_is_refused_and_changes_nothing(kitchen, max_c, changes, pointer):
+    probe = kitchen
+    before = effective_pack_json(probe)
+    with probe.lock:
+        events_before = len(probe.events)
+    reply = offer(probe, max_c, **changes)
+    assert not reply.accepted and not reply.tightened_ids
+    assert pointer in reply.message, reply.message
+    assert effective_pack_json(probe) == before
+    assert json.loads(reply.pack_json) == json.loads(before)
+
+    def refused_event():
+        with probe.lock:
+            return [json.loads(e.data) for _, e in list(probe.events)[events_before:]
+                    if e.type == "x-cookwala.safety.limits_refused"]
+
+    event = probe.wait_for(refused_event, 2.0, "the tighten-refused incident")[-1]
+    assert event["incident"] == "cw.incident.untrusted_instruction" and pointer in event["detail"]
+    assert probe.status().state_label == "armed"  # a refused request is not a stop
 
 
 def test_raising_oil_max_is_refused_and_logged(kitchen):

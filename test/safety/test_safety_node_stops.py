@@ -87,6 +87,10 @@ def test_heartbeat_loss_by_sigkill(kitchen):
     # the trigger is the lease running out (0.3 s), then the usual deadlines
     status = check_stop(probe, t_kill, "heartbeat_lost", extra_s=0.4)
     assert "heartbeat" in status.last_trigger_detail or "liveliness" in status.last_trigger_detail
+    # the tests after this one heat and move: they need a live executor heartbeat again
+    procs["heartbeat"] = start_script("safety_heartbeat_sender.py")
+    before = probe.heartbeats
+    probe.wait_for(lambda: probe.heartbeats > before + 3, 15.0, "heartbeats from the restarted stand-in")
 
 
 def test_presence_loss_during_an_attended_op(kitchen):

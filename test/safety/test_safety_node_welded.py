@@ -11,7 +11,7 @@ import pytest
 rclpy = pytest.importorskip("rclpy")
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus  # noqa: E402
-from safety_kitchen import Probe, drive, rearm, start_node, stop_processes  # noqa: E402
+from safety_kitchen import Probe, drive, rearm, start_node, start_script, stop_processes  # noqa: E402
 
 from cookwala_msgs.srv import ResetSafety  # noqa: E402
 from cookwala_ros.ros import qos  # noqa: E402
@@ -22,7 +22,9 @@ def kitchen():
     heater = {"medium": "oil", "medium_mass_kg": 0.92, "initial_temp_c": 120.0, "fault.relay_welded": True}
     procs = [start_node("cookwala_ros.ros.arm_sim_node", {}),
              start_node("cookwala_ros.ros.heater_sim_node", heater),
-             start_node("cookwala_ros.ros.safety_monitor_node", {"activation_timeout_s": 20.0})]
+             start_node("cookwala_ros.ros.safety_monitor_node", {"activation_timeout_s": 20.0, "heartbeat_lease_s": 1.0}),
+             # heat and motion need a live executor heartbeat; a long lease: heartbeat loss is not under test here
+             start_script("safety_heartbeat_sender.py", args=("--ros-args", "-p", "lease_s:=1.0"))]
     probe = Probe()
     try:
         probe.wait_state("armed", timeout=30.0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from cookwala_ros.robot.joint_trajectory import HoldBuilder, JtcOptions
 from cookwala_ros.sim.arm_model import ArmFaults, ArmModel, Trajectory, TrajectoryError, TrajectoryPoint
 from cookwala_ros.sim.robot_description import load_arm, load_poses
 
@@ -79,8 +80,7 @@ def test_follows_a_feasible_spline_closely(model, arm, poses):
     np.testing.assert_allclose(model.q, b, atol=1e-4)
 
 
-@pytest.mark.parametrize("how", ["set_state", "trajectory"])
-def test_empty_trajectory_stops_every_joint_from_its_velocity_limit_in_time(model, arm, how):
+def drive_at_velocity_limits(model, arm, how):
     if how == "set_state":
         model.set_state(np.zeros(6), arm.max_velocity)
     else:  # drive every joint at its velocity limit along a long linear trajectory
@@ -89,17 +89,52 @@ def test_empty_trajectory_stops_every_joint_from_its_velocity_limit_in_time(mode
         model.command(Trajectory(arm.joint_names, (TrajectoryPoint(10.0, tuple(start + arm.max_velocity * 10.0)),)))
         run(model, 0.5)
         np.testing.assert_allclose(model.v, arm.max_velocity)
-    assert model.command(Trajectory(arm.joint_names, ()))
-    bound = np.max(arm.max_velocity / arm.max_acceleration) + PERIOD
+
+
+def run_until_still(model, bound):
     elapsed = 0.0
     while np.any(np.abs(model.v) >= 0.01):
         model.step(PERIOD)
         elapsed += PERIOD
         assert elapsed <= bound + 1e-9, f"still moving after {elapsed:.3f} s: {model.v}"
+    return elapsed
+
+
+@pytest.mark.parametrize("how", ["set_state", "trajectory"])
+def test_the_hold_halt_stops_every_joint_from_its_velocity_limit_in_time(model, arm, how):
+    drive_at_velocity_limits(model, arm, how)
+    measured = model.measured()
+    halt = HoldBuilder.from_arm(arm).hold(dict(zip(arm.joint_names, measured.positions)),
+                                          dict(zip(arm.joint_names, measured.velocities)))
+    assert model.command(Trajectory.from_data(halt))
+    # the hold point is timed so that the slowest joint brakes at its limit: it is at rest by then
+    # (plus the tracking loop's settling)
+    run_until_still(model, np.max(arm.max_velocity / arm.max_acceleration) + 5 * PERIOD)
+    run(model, 1.0)
+    np.testing.assert_allclose(model.q, halt.points[0].positions, atol=1e-6)
+    held = model.q.copy()
+    run(model, 1.0)
+    np.testing.assert_array_equal(model.q, held)
+
+
+@pytest.mark.parametrize("how", ["set_state", "trajectory"])
+def test_a_goal_cancel_stops_every_joint_from_its_velocity_limit_in_time(model, arm, how):
+    drive_at_velocity_limits(model, arm, how)
+    assert model.stop()
+    run_until_still(model, np.max(arm.max_velocity / arm.max_acceleration) + PERIOD)
     held = model.q.copy()
     run(model, 1.0)
     np.testing.assert_array_equal(model.q, held)
     assert model.stopping and model.at_rest
+
+
+def test_the_empty_trajectory_is_rejected_and_the_arm_keeps_moving(model, arm):
+    drive_at_velocity_limits(model, arm, "trajectory")
+    for empty in (Trajectory(arm.joint_names, ()), Trajectory((), ())):
+        with pytest.raises(TrajectoryError, match="empty"):
+            model.command(empty)
+    run(model, 0.5)
+    np.testing.assert_allclose(model.v, arm.max_velocity)
 
 
 def test_new_trajectory_replaces_the_old_one_from_the_current_state(model, arm, poses):
@@ -115,8 +150,11 @@ def test_new_trajectory_replaces_the_old_one_from_the_current_state(model, arm, 
     np.testing.assert_allclose(model.q, target, atol=1e-6)
 
 
-def test_partial_trajectory_moves_named_joints_only(model, arm):
+def test_partial_trajectory_moves_named_joints_only_where_the_controller_allows_it(model, arm):
     before = model.q.copy()
+    with pytest.raises(TrajectoryError, match="don't match the controller joints"):
+        model.command(Trajectory(("elbow_joint",), (TrajectoryPoint(1.0, (1.0,)),)))  # the JTC's default
+    model.jtc_options = JtcOptions(allow_partial_joints_goal=True)
     model.command(Trajectory(("elbow_joint",), (TrajectoryPoint(1.0, (1.0,)),)))
     run(model, 2.0)
     i = arm.joint_names.index("elbow_joint")
@@ -136,22 +174,33 @@ def test_future_start_time_holds_until_then(model, arm, poses):
 
 
 def test_position_limits_are_hard_stops(model, arm):
-    model.command(Trajectory(("wrist_2_joint",), (TrajectoryPoint(1.0, (10.0,)),)))
-    run(model, 4.0)
     i = arm.joint_names.index("wrist_2_joint")
+    target = model.q.copy()
+    target[i] = 10.0
+    model.command(move_to(arm, target, 1.0))
+    run(model, 4.0)
     assert model.q[i] == arm.upper[i] and model.v[i] == 0.0
+
+
+def full(positions, seconds=1.0, velocities=()):
+    return TrajectoryPoint(seconds, tuple(positions), tuple(velocities))
+
+
+SIX = ("shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint", "wrist_3_joint")
 
 
 @pytest.mark.parametrize(
     "trajectory, field",
     [
-        (Trajectory(("elbow_joint", "elbow_joint"), (TrajectoryPoint(1.0, (0.0, 0.0)),)), "duplicates"),
-        (Trajectory(("gripper_joint",), (TrajectoryPoint(1.0, (0.0,)),)), "unknown joint"),
-        (Trajectory(("elbow_joint",), (TrajectoryPoint(1.0, (0.0, 1.0)),)), r"points\[0\].positions"),
-        (Trajectory(("elbow_joint",), (TrajectoryPoint(1.0, (0.0,)), TrajectoryPoint(1.0, (1.0,)))),
-         r"points\[1\].time_from_start"),
-        (Trajectory(("elbow_joint",), (TrajectoryPoint(1.0, (float("nan"),)),)), "non-finite"),
-        (Trajectory(("elbow_joint",), (TrajectoryPoint(1.0, (0.0,), (1.0, 2.0)),)), r"points\[0\].velocities"),
+        (Trajectory(SIX[:-1] + ("elbow_joint",), (full([0.0] * 6),)), "duplicates"),
+        (Trajectory(SIX[:-1] + ("gripper_joint",), (full([0.0] * 6),)), "gripper_joint"),
+        (Trajectory(SIX, (full([0.0] * 5),)), "positions"),
+        (Trajectory(SIX, (full([0.0] * 6), full([1.0] * 6))), "not strictly increasing"),
+        (Trajectory(SIX, (full([float("nan")] * 6),)), "non-finite"),
+        (Trajectory(SIX, (full([0.0] * 6, velocities=[1.0, 2.0]),)), "velocities"),
+        (Trajectory(SIX, (full([0.0] * 6, velocities=[0.5] * 6),)), "last trajectory point"),
+        (Trajectory(SIX, ()), "empty trajectory"),
+        (Trajectory((), (full([]),)), "empty joint names"),
     ],
 )
 def test_invalid_trajectories_are_rejected_and_change_nothing(model, arm, poses, trajectory, field):

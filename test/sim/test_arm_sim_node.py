@@ -10,8 +10,10 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from cookwala_ros.robot.joint_trajectory import HoldBuilder, jtc_problems
 from cookwala_ros.ros import qos
 from cookwala_ros.ros.arm_sim_node import ArmSimNode
+from cookwala_ros.ros.convert import halt_trajectory_msg, trajectory_data
 from cookwala_ros.ros.params import ParameterError
 from ros_helpers import RosHarness
 
@@ -86,9 +88,7 @@ def send_and_wait(ros, commands, states, msg, at_ns):
     assert ros.wait_for(lambda: sum(1 for s in states if stamp_ns(s) == at_ns) > before, timeout=5.0)
 
 
-def test_empty_trajectory_stops_every_joint_from_its_velocity_limit(scene):
-    ros, arm_node, clock, commands, states = scene
-    arm = arm_node.arm
+def drive_at_velocity_limits(ros, clock, commands, states, arm):
     names = arm.joint_names
     start = arm.lower * 0.9
     send_and_wait(ros, commands, states, trajectory(names, start, 3.0), clock.now_ns)
@@ -99,17 +99,53 @@ def test_empty_trajectory_stops_every_joint_from_its_velocity_limit(scene):
     clock.advance(500_000_000)
     assert list(states[-1].name) == list(names)
     np.testing.assert_allclose(states[-1].velocity, arm.max_velocity, rtol=1e-9)
+
+
+def test_the_hold_halt_stops_every_joint_from_its_velocity_limit(scene):
+    ros, arm_node, clock, commands, states = scene
+    arm = arm_node.arm
+    drive_at_velocity_limits(ros, clock, commands, states, arm)
     stop_ns = clock.now_ns
-    send_and_wait(ros, commands, states, trajectory(names, None, 0.0), stop_ns)
-    bound_ns = int(np.max(arm.max_velocity / arm.max_acceleration) * 1e9) + PERIOD_NS
+    halt = halt_trajectory_msg(HoldBuilder.from_arm(arm), states[-1])  # what the monitor and the executor send
+    assert jtc_problems(trajectory_data(halt), arm.joint_names) == []
+    send_and_wait(ros, commands, states, halt, stop_ns)
+    bound_ns = int(np.max(arm.max_velocity / arm.max_acceleration) * 1e9) + 5 * PERIOD_NS
     clock.advance(bound_ns + 20 * PERIOD_NS)
     after = [s for s in states if stamp_ns(s) > stop_ns]
     stopped = [s for s in after if np.all(np.abs(s.velocity) < 0.01)]
     assert stopped, "the arm never stopped"
     assert stamp_ns(stopped[0]) - stop_ns <= bound_ns
-    held = np.array(stopped[0].position)
-    for s in after[after.index(stopped[0]):]:
-        np.testing.assert_array_equal(s.position, held)  # and it holds there
+    clock.advance(20 * PERIOD_NS)
+    np.testing.assert_allclose(states[-1].position, halt.points[0].positions, atol=1e-6)  # and it holds there
+    np.testing.assert_array_equal(states[-1].velocity, np.zeros(6))
+    assert arm_node.rejected == 0
+
+
+def rejected_messages(names):
+    named_empty = JointTrajectory(joint_names=list(names))  # the monitor's old halt
+    with_effort = trajectory(names, [0.0] * len(names), 1.0)
+    with_effort.points[0].effort = [1.0] * len(names)
+    not_increasing = trajectory(names, [0.0] * len(names), 1.0)
+    not_increasing.points.append(JointTrajectoryPoint(positions=[0.1] * len(names),
+                                                      time_from_start=Duration(sec=1)))
+    no_names = trajectory(names, [0.0] * len(names), 1.0)
+    no_names.joint_names = []
+    return {"empty": JointTrajectory(), "named empty": named_empty, "effort": with_effort,
+            "times not increasing": not_increasing, "no joint names": no_names}
+
+
+@pytest.mark.parametrize("case", sorted(rejected_messages(("a",))))
+def test_what_the_real_controller_rejects_is_rejected_and_the_arm_keeps_moving(scene, case):
+    """As ros2_controllers 5.17.0 (kilted) validate_trajectory_msg: rejected, current motion kept."""
+    ros, arm_node, clock, commands, states = scene
+    arm = arm_node.arm
+    msg = rejected_messages(arm.joint_names)[case]
+    assert jtc_problems(trajectory_data(msg), arm.joint_names)
+    drive_at_velocity_limits(ros, clock, commands, states, arm)
+    commands.publish(msg)
+    assert ros.wait_for(lambda: arm_node.rejected == 1, timeout=5.0)
+    clock.advance(100_000_000)
+    np.testing.assert_allclose(states[-1].velocity, arm.max_velocity, rtol=1e-9)  # still at full speed
 
 
 def test_trajectory_reaches_a_pose_and_bad_ones_are_rejected(scene):

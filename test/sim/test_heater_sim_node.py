@@ -13,6 +13,7 @@ from cookwala_msgs.msg import HeaterCommand, HeaterState
 from cookwala_ros.ros import qos
 from cookwala_ros.ros.heater_sim_node import HeaterSimNode
 from cookwala_ros.ros.params import ParameterError
+from heater_keepalive import KeepAlive
 from ros_helpers import RosHarness
 
 
@@ -43,6 +44,67 @@ def send(ros, commands, states, msg, until, timeout=2.0):
     commands.publish(msg)
     assert ros.wait_for(lambda: any(until(s) for s in states[before:]), timeout=timeout)
     return time.monotonic() - start
+
+
+@pytest.fixture
+def ticking_hob():
+    """The hob at its default state rate (10 Hz) and dead-man (0.5 s)."""
+    with RosHarness() as ros:
+        node = ros.add(HeaterSimNode(context=ros.context))
+        probe = ros.node("heater_probe")
+        states = []
+        probe.create_subscription(HeaterState, "/heater/state", lambda m: states.append((time.monotonic(), m)),
+                                  qos.sensor())
+        commands = probe.create_publisher(HeaterCommand, "/heater/command", qos.command())
+        assert ros.wait_for_subscribers(commands)
+        assert ros.wait_for(lambda: states)
+        yield ros, node, commands, states
+
+
+def test_the_dead_man_cuts_heat_when_commands_stop(ticking_hob):
+    ros, node, commands, states = ticking_hob
+    timeout_s = node.get_parameter("command_timeout_s").value
+    assert timeout_s == 0.5
+    period_s = 1.0 / node.get_parameter("publish_rate_hz").value
+    sent = time.monotonic()
+    commands.publish(command(HeaterCommand.MODE_POWER, 1500.0))  # and then nothing: the sender died
+    assert ros.wait_for(lambda: any(s.power_w == 1500.0 for _, s in states), timeout=2.0)
+    assert ros.wait_for(lambda: any(t > sent and s.power_w == 0.0 for t, s in states), timeout=5.0)
+    cut_at, cut = next((t, s) for t, s in states if t > sent and s.power_w == 0.0)
+    assert cut_at - sent <= timeout_s + period_s, f"0 W only {cut_at - sent:.3f} s after the last command"
+    assert cut_at - sent >= timeout_s * 0.9  # not before its time either
+    assert not cut.on and cut.commanded_mode == HeaterCommand.MODE_OFF
+    assert cut.fault == HeaterState.FAULT_NONE and "dead-man" in cut.fault_detail
+    time.sleep(1.0)
+    assert node.dead_man_cuts == 1  # one cut, logged once
+    assert all(s.power_w == 0.0 for t, s in states if t > cut_at)
+    # a fresh command heats again and clears the note
+    commands.publish(command(HeaterCommand.MODE_POWER, 800.0))
+    assert ros.wait_for(lambda: states[-1][1].power_w == 800.0 and not states[-1][1].fault_detail, timeout=2.0)
+
+
+def test_a_command_every_tenth_of_a_second_keeps_it_on(ticking_hob):
+    ros, node, commands, states = ticking_hob
+    with KeepAlive(commands, command(HeaterCommand.MODE_POWER, 1500.0)):
+        assert ros.wait_for(lambda: states[-1][1].power_w == 1500.0, timeout=2.0)
+        start = time.monotonic()
+        time.sleep(4 * node.get_parameter("command_timeout_s").value)
+        during = [s for t, s in states if t > start]
+    assert during and all(s.power_w == 1500.0 for s in during)
+    assert node.dead_man_cuts == 0
+
+
+def test_command_timeout_zero_disables_the_dead_man():
+    with RosHarness() as ros:
+        node = ros.add(HeaterSimNode(context=ros.context, parameter_overrides=[Parameter("command_timeout_s", value=0.0)]))
+        probe = ros.node("heater_probe")
+        states = ros.collect(probe, HeaterState, "/heater/state")
+        commands = probe.create_publisher(HeaterCommand, "/heater/command", qos.command())
+        assert ros.wait_for_subscribers(commands)
+        commands.publish(command(HeaterCommand.MODE_POWER, 1500.0))
+        assert ros.wait_for(lambda: states and states[-1].power_w == 1500.0, timeout=2.0)
+        time.sleep(1.0)
+        assert states[-1].power_w == 1500.0 and node.dead_man_cuts == 0
 
 
 def test_off_is_reflected_in_the_state_at_once(hob):
@@ -108,19 +170,20 @@ def test_integer_override_is_accepted_for_a_float_parameter():
 
 def test_pot_contents_change_at_run_time_and_bad_values_are_refused(hob):
     ros, node, commands, states, medium, pan = hob
-    send(ros, commands, states, command(HeaterCommand.MODE_POWER, 1000.0), lambda s: s.power_w == 1000.0)
-    node.heater.thermal.pan_c = 150.0  # a hot pan, as after a warm-up
-    before = len(states)
-    # as the executor sends it: SetParametersAtomically, one change of contents
-    assert node.set_parameters_atomically([Parameter("medium", value="oil"), Parameter("medium_mass_kg", value=0.3),
-                                           Parameter("lid", value=True)]).successful
-    assert ros.wait_for(lambda: any(s.medium == "oil" for s in states[before:]), timeout=2.0)
-    state = next(s for s in states[before:] if s.medium == "oil")
-    assert state.medium_mass_kg == pytest.approx(0.3) and state.power_w == 1000.0
-    assert state.pan_surface_temp_c > 140.0 and state.medium_temp_c < 30.0  # hot pan, fresh oil
-    assert node.heater.thermal.config.lid
-    for name, value in (("medium", "soup"), ("medium_mass_kg", 0.0), ("medium_mass_kg", 60.0)):
-        (result,) = node.set_parameters([Parameter(name, value=value)])
-        assert not result.successful and name in result.reason, (name, value, result.reason)
-    assert not node.set_parameters([Parameter("medium_mass_kg", value="heavy")])[0].successful  # rclpy's type check
-    assert node.heater.thermal.config.medium == "oil" and node.heater.thermal.medium_mass_kg == pytest.approx(0.3)
+    with KeepAlive(commands, command(HeaterCommand.MODE_POWER, 1000.0)):  # it stays on while the contents change
+        assert ros.wait_for(lambda: states and states[-1].power_w == 1000.0, timeout=2.0)
+        node.heater.thermal.pan_c = 150.0  # a hot pan, as after a warm-up
+        before = len(states)
+        # as the executor sends it: SetParametersAtomically, one change of contents
+        assert node.set_parameters_atomically([Parameter("medium", value="oil"), Parameter("medium_mass_kg", value=0.3),
+                                               Parameter("lid", value=True)]).successful
+        assert ros.wait_for(lambda: any(s.medium == "oil" for s in states[before:]), timeout=2.0)
+        state = next(s for s in states[before:] if s.medium == "oil")
+        assert state.medium_mass_kg == pytest.approx(0.3) and state.power_w == 1000.0
+        assert state.pan_surface_temp_c > 140.0 and state.medium_temp_c < 30.0  # hot pan, fresh oil
+        assert node.heater.thermal.config.lid
+        for name, value in (("medium", "soup"), ("medium_mass_kg", 0.0), ("medium_mass_kg", 60.0)):
+            (result,) = node.set_parameters([Parameter(name, value=value)])
+            assert not result.successful and name in result.reason, (name, value, result.reason)
+        assert not node.set_parameters([Parameter("medium_mass_kg", value="heavy")])[0].successful  # rclpy's type check
+        assert node.heater.thermal.config.medium == "oil" and node.heater.thermal.medium_mass_kg == pytest.approx(0.3)

@@ -1,0 +1,173 @@
+"""The executor watches what it depends on (processes, real rclpy, sim time): its safety monitor's
+status, the heater driver and the arm driver. Heat is read from the wire by this process."""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+
+import pytest
+
+from executor_procs import Client, goal_for, start_executor, start_kitchen, start_node, stop_processes
+from executor_recipes import boil_recipe, request_for
+from cookwala_msgs.msg import HeaterCommand, SafetyStatus
+from cookwala_ros.ros import qos
+from ros_helpers import RosHarness
+
+FINAL = ("completed", "stopped", "failed", "refused")
+MONITOR = "/fake_monitor"
+
+
+@pytest.fixture()
+def library(tmp_path):
+    folder = tmp_path / "data" / "recipes"
+    folder.mkdir(parents=True)
+    recipe = boil_recipe(minutes=20)
+    (folder / "boil.cookwala.json").write_text(json.dumps(recipe))
+    return tmp_path / "data", recipe
+
+
+class Heat:
+    """Executor heater commands on the wire with steady receipt times."""
+
+    def __init__(self, node):
+        self.commands: list[tuple[float, HeaterCommand]] = []
+        node.create_subscription(HeaterCommand, "/heater/command", self._on, qos.command(1000))
+
+    def _on(self, msg: HeaterCommand) -> None:
+        if msg.source == "executor":
+            self.commands.append((time.monotonic(), msg))
+
+    def on(self) -> bool:
+        return bool(self.commands) and self.commands[-1][1].mode != HeaterCommand.MODE_OFF
+
+    def heat_after(self, t: float) -> list:
+        return [m for at, m in self.commands if at > t and m.mode != HeaterCommand.MODE_OFF]
+
+
+def start(client: Client, ros, request: dict) -> tuple[str, dict]:
+    """Send the goal; (execution id, its first status)."""
+    assert client.send(goal_for(request)).accepted
+    assert ros.wait_for(lambda: any(s.request == request["id"] for s in client.statuses), timeout=20)
+    execution = next(s.id for s in client.statuses if s.request == request["id"])
+    return execution, client.status(execution)
+
+
+def wait_state(ros, client: Client, execution: str, states, timeout: float = 30.0) -> dict:
+    found = {}
+
+    def reached():
+        found["status"] = client.status(execution)
+        return found["status"]["state"] in states
+
+    assert ros.wait_for(reached, timeout=timeout, interval=0.1), found.get("status")
+    return found["status"]
+
+
+def incidents(client: Client) -> list[dict]:
+    with client._lock:
+        events = list(client.events)
+    return [e["data"] for e in events if e["type"].startswith("x-cookwala.incident.")]
+
+
+@pytest.mark.timeout(180)
+def test_a_monitor_is_required_armed_before_and_while_cooking(library):
+    data, recipe = library
+    procs = start_kitchen(real_time_factor=20.0)
+    procs.append(start_executor(data, safety_monitor_node=MONITOR))
+    try:
+        with RosHarness() as ros:
+            client = Client(ros)
+            heat = Heat(client.node)
+            assert client.wait_ready(), "executor did not come up"
+            # never seen: refused busy, naming the monitor
+            execution, status = start(client, ros, request_for(recipe))
+            status = wait_state(ros, client, execution, FINAL)
+            assert status["state"] == "refused" and status["refusal"]["reason"] == "busy", status
+            assert MONITOR in status["refusal"]["detail"]
+
+            # the monitor (played here: its status every 0.5 s) is armed: cooking starts
+            monitor = ros.node("fake_monitor")
+            pub = monitor.create_publisher(SafetyStatus, "/cookwala/safety/status", qos.latched())
+            alive = {"on": True, "last": 0.0}
+
+            def report():
+                if alive["on"]:
+                    pub.publish(SafetyStatus(state=SafetyStatus.STATE_ARMED, state_label="armed"))
+                    alive["last"] = time.monotonic()
+
+            monitor.create_timer(0.5, report)
+            time.sleep(1.5)
+            execution, status = start(client, ros, request_for(recipe))
+            assert status["state"] != "refused", status
+            assert ros.wait_for(heat.on, timeout=60), "never heated"
+
+            # the monitor goes silent (dies): heat cut and the arm halted by the executor itself
+            alive["on"] = False
+            assert ros.wait_for(lambda: not heat.on() and heat.commands[-1][0] > alive["last"], timeout=5)
+            cut_after = heat.commands[-1][0] - alive["last"]
+            print(f"heat cut {cut_after * 1000:.0f} ms after the monitor's last status")
+            assert cut_after < 1.0  # safety_status_timeout_s 0.75 + the 0.05 s check, well inside 1 s
+            final = wait_state(ros, client, execution, FINAL)
+            assert final["state"] == "stopped", final
+            assert "safety monitor lost" in final["x-cookwala-ros-reason"]["detail"]
+            lost = [i for i in incidents(client) if i.get("execution") == execution]
+            assert lost and lost[0]["incident"] == "cw.incident.equipment_failure"
+            assert MONITOR in lost[0]["detail"] and "silent" in lost[0]["detail"]
+            assert heat.heat_after(heat.commands[-1][0]) == []
+
+            # refused while it is gone
+            again, status = start(client, ros, request_for(recipe))
+            status = wait_state(ros, client, again, FINAL)
+            assert status["refusal"]["reason"] == "busy" and f"{MONITOR} is silent" in status["refusal"]["detail"]
+
+            # armed again: accepted, and it heats (the stop latch was released by the admission)
+            alive["on"] = True
+            time.sleep(1.2)
+            third, status = start(client, ros, request_for(recipe))
+            assert status["state"] != "refused", status
+            assert ros.wait_for(heat.on, timeout=60), "a re-armed kitchen did not heat"
+            # a monitor that trips (stopped) stops the execution too, and nothing heats after its status
+            pub.publish(SafetyStatus(state=SafetyStatus.STATE_STOPPED, state_label="stopped", last_trigger="estop"))
+            tripped_at = time.monotonic()
+            alive["on"] = False  # keep the stopped status the last one (a stopped monitor stays silent here)
+            final = wait_state(ros, client, third, FINAL)
+            assert final["state"] == "stopped"
+            assert heat.heat_after(tripped_at + 0.1) == []
+    finally:
+        stop_processes(procs)
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("driver, names", [("heater_sim", "heater driver"), ("arm_sim", "arm driver")])
+def test_a_dead_driver_stops_the_execution_with_an_incident_naming_it(library, driver, names):
+    data, recipe = library
+    sim = {"use_sim_time": True}
+    clock = start_node("cookwala_ros.ros.sim_clock_node", {"real_time_factor": 10.0})
+    drivers = {"arm_sim": start_node("cookwala_ros.ros.arm_sim_node", {**sim, "publish_rate_hz": 50.0}),
+               "heater_sim": start_node("cookwala_ros.ros.heater_sim_node", sim)}
+    executor = start_executor(data)
+    try:
+        with RosHarness() as ros:
+            client = Client(ros)
+            heat = Heat(client.node)
+            assert client.wait_ready(), "executor did not come up"
+            execution, _ = start(client, ros, request_for(recipe))
+            assert ros.wait_for(heat.on, timeout=60), "never heated"
+            time.sleep(1.0)
+            drivers[driver].send_signal(signal.SIGKILL)
+            killed = time.monotonic()
+            assert ros.wait_for(lambda: any(i.get("execution") == execution for i in incidents(client)), timeout=10)
+            seen = time.monotonic() - killed
+            incident = next(i for i in incidents(client) if i.get("execution") == execution)
+            print(f"{driver} SIGKILL -> incident after {seen * 1000:.0f} ms")
+            assert incident["incident"] == "cw.incident.equipment_failure"
+            assert names in incident["detail"], incident
+            assert seen < 0.5 + 2.0  # joint/heater_state_timeout_s 0.5 + a control tick, on a loaded host
+            final = wait_state(ros, client, execution, FINAL)
+            assert final["state"] == "stopped", final
+            assert f"{driver.split('_')[0]} fault: stale_state" in final["x-cookwala-ros-reason"]["detail"]
+            assert not heat.on() and heat.heat_after(killed + seen) == []
+    finally:
+        stop_processes([clock, executor, *drivers.values()])

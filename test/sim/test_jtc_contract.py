@@ -1,0 +1,168 @@
+"""The JointTrajectoryController's contract for incoming trajectories, and the halt that meets it.
+
+Follows ros2_controllers 5.17.0 (kilted branch, commit 77a4bcf), joint_trajectory_controller
+`validate_trajectory_msg`: the same rules in 4.42.1 (jazzy) and 6.9.0 (master); 2.54.0 (humble)
+differs in effort fields and the default of allow_nonzero_velocity_at_trajectory_end.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from sensor_msgs.msg import JointState
+from trajectory_msgs.msg import JointTrajectory
+
+from cookwala_ros.robot.joint_trajectory import (HOLD_MIN_TIME_S, JTC_VERSION, HoldBuilder, JtcOptions, PointData,
+                                                 TrajectoryData, jtc_problems)
+from cookwala_ros.ros.convert import halt_trajectory_msg, trajectory_data, trajectory_msg
+from cookwala_ros.sim.robot_description import default_arm
+
+ARM = default_arm()
+NAMES = ARM.joint_names
+N = len(NAMES)
+
+
+def traj(names=NAMES, times=(1.0,), positions=None, **fields) -> TrajectoryData:
+    points = tuple(PointData(t, tuple(positions if positions is not None else [0.1] * len(names)),
+                             **{k: tuple(v) for k, v in fields.items()}) for t in times)
+    return TrajectoryData(tuple(names), points)
+
+
+def test_the_version_followed_is_named():
+    assert "5.17.0" in JTC_VERSION and "kilted" in JTC_VERSION
+    assert "5.17.0" in jtc_problems.__doc__
+
+
+def test_a_plain_full_trajectory_is_accepted():
+    assert jtc_problems(traj(), NAMES) == []
+    assert jtc_problems(traj(times=(0.5, 1.0, 2.0), velocities=[0.0] * N, accelerations=[0.0] * N), NAMES) == []
+    assert jtc_problems(traj(times=(0.0,)), NAMES) == []  # the JTC does not check the first point's time
+
+
+@pytest.mark.parametrize("case, expected", [
+    (TrajectoryData((), ()), "empty"),  # ROS 1's stop: rejected by every ROS 2 JTC
+    (TrajectoryData(NAMES, ()), "empty trajectory received"),  # names but no points
+    (traj(names=()), "empty joint names"),
+    (traj(names=NAMES[:-1]), "don't match the controller joints"),  # partial goal, not allowed by default
+    (traj(names=NAMES[:-1] + ("knee_joint",)), "knee_joint"),
+    (traj(times=(1.0, 1.0)), "not strictly increasing"),
+    (traj(times=(2.0, 1.0)), "not strictly increasing"),
+    (traj(positions=[0.0] * (N - 1)), "positions"),
+    (TrajectoryData(NAMES, (PointData(1.0),)), "positions"),  # positions are required
+    (traj(velocities=[0.0] * (N + 1)), "velocities"),
+    (traj(accelerations=[0.0]), "accelerations"),
+    (traj(effort=[0.0] * N), "effort"),
+    (traj(velocities=[0.0] * (N - 1) + [0.2]), "last trajectory point"),
+])
+def test_what_the_controller_rejects(case, expected):
+    problems = jtc_problems(case, NAMES)
+    assert problems and expected in problems[0] + " ".join(problems)
+
+
+def test_controller_parameters_change_the_verdict():
+    partial = traj(names=NAMES[:2])
+    assert jtc_problems(partial, NAMES, options=JtcOptions(allow_partial_joints_goal=True)) == []
+    moving_end = traj(velocities=[0.3] * N)
+    assert jtc_problems(moving_end, NAMES, options=JtcOptions(allow_nonzero_velocity_at_trajectory_end=True)) == []
+    effort = traj(effort=[1.0] * N)
+    assert jtc_problems(effort, NAMES, options=JtcOptions(effort_command_interface=True)) == []
+    assert jtc_problems(effort, NAMES, options=JtcOptions(effort_command_interface=True, humble=True))
+    velocity_only = TrajectoryData(NAMES, (PointData(1.0, velocities=(0.0,) * N),))
+    assert jtc_problems(velocity_only, NAMES)
+    assert jtc_problems(velocity_only, NAMES, options=JtcOptions(allow_integration_in_goal_trajectories=True)) == []
+
+
+def test_a_stamped_trajectory_must_not_end_in_the_past():
+    late = TrajectoryData(NAMES, traj().points, stamp_s=100.0)
+    assert jtc_problems(late, NAMES, now_s=100.5) == []  # ends at 101
+    assert "ends in the past" in jtc_problems(late, NAMES, now_s=101.5)[0]
+    assert jtc_problems(traj(), NAMES, now_s=1e9) == []  # stamp zero = start now
+
+
+# ------------------------------------------------------------------ the halt
+
+HOLD = HoldBuilder.from_arm(ARM)
+
+
+def test_hold_at_rest_is_the_measured_position_after_a_short_positive_time():
+    q = dict(zip(NAMES, [0.1, -0.2, 0.3, 0.0, 0.5, -0.6]))
+    halt = HOLD.hold(q)
+    assert halt.stamp_s == 0.0 and halt.joint_names == NAMES
+    (point,) = halt.points
+    assert point.positions == tuple(q[n] for n in NAMES)
+    assert point.velocities == (0.0,) * N
+    assert point.time_from_start == HOLD_MIN_TIME_S > 0
+    assert jtc_problems(halt, NAMES) == []
+
+
+def test_a_moving_arm_comes_to_rest_within_its_acceleration_limits():
+    q = np.zeros(N)
+    v = ARM.max_velocity * np.array([1, -1, 0.5, 0, 1, -1])
+    halt = HOLD.hold(dict(zip(NAMES, q)), dict(zip(NAMES, v)))
+    (point,) = halt.points
+    duration = point.time_from_start
+    assert duration == pytest.approx(np.max(np.abs(v) / ARM.max_acceleration))
+    # constant deceleration v/T over T covers v*T/2, never harder than the joint's limit
+    np.testing.assert_allclose(point.positions, q + v * duration / 2)
+    assert np.all(np.abs(v) / duration <= ARM.max_acceleration + 1e-9)
+    assert jtc_problems(halt, NAMES) == []
+
+
+def test_position_limits_win_over_the_stopping_distance():
+    q = ARM.upper - 0.01
+    v = ARM.max_velocity
+    (point,) = HOLD.hold(dict(zip(NAMES, q)), dict(zip(NAMES, v))).points
+    assert np.all(np.array(point.positions) <= ARM.upper)
+    beyond = dict(zip(NAMES, ARM.upper + 0.1))  # a faulty reading beyond the limit is not pulled back
+    (point,) = HOLD.hold(beyond, dict(zip(NAMES, v))).points
+    np.testing.assert_allclose(point.positions, ARM.upper + 0.1)
+
+
+def test_no_hold_without_every_joint_measured():
+    with pytest.raises(ValueError, match="wrist_3_joint"):
+        HOLD.hold(dict(zip(NAMES[:-1], [0.0] * (N - 1))))
+    with pytest.raises(ValueError, match="elbow_joint"):
+        HOLD.hold({**dict(zip(NAMES, [0.0] * N)), "elbow_joint": math.nan})
+    nan_speed = HOLD.hold(dict(zip(NAMES, [0.0] * N)), {"elbow_joint": math.nan})
+    assert nan_speed.points[0].positions == (0.0,) * N
+    with pytest.raises(ValueError):
+        HoldBuilder(NAMES, (1.0,) * N, (-1.0,) * N, (1.0,) * N, min_time_s=0.0)
+
+
+def joint_state(names, positions, velocities=()) -> JointState:
+    return JointState(name=list(names), position=[float(x) for x in positions], velocity=[float(x) for x in velocities])
+
+
+def test_the_halt_message_passes_the_controller_checks():
+    order = list(reversed(NAMES))  # a driver may publish the joints in any order
+    state = joint_state(order, [0.2] * N, [1.0] * N)
+    msg = halt_trajectory_msg(HOLD, state)
+    assert isinstance(msg, JointTrajectory)
+    assert list(msg.joint_names) == list(NAMES) and len(msg.points) == 1
+    assert msg.header.stamp.sec == 0 and msg.header.stamp.nanosec == 0
+    assert not msg.points[0].effort and list(msg.points[0].velocities) == [0.0] * N
+    assert jtc_problems(trajectory_data(msg), NAMES) == []
+    assert trajectory_data(trajectory_msg(trajectory_data(msg))) == trajectory_data(msg)
+
+
+@pytest.mark.parametrize("state", [None, joint_state(NAMES[:3], [0.0] * 3), joint_state(NAMES, [0.0] * (N - 1))])
+def test_without_a_full_measurement_the_fallback_commands_no_motion(state):
+    msg = halt_trajectory_msg(HOLD, state)
+    assert list(msg.joint_names) == list(NAMES) and not msg.points
+    assert jtc_problems(trajectory_data(msg), NAMES)  # rejected by the JTC: it moves nothing
+
+
+def test_the_hold_accounts_for_how_far_the_arm_moved_since_it_was_measured():
+    q, v = dict(zip(NAMES, [0.0] * N)), dict(zip(NAMES, [1.0] + [0.0] * (N - 1)))
+    fresh = HOLD.hold(q, v).points[0]
+    later = HOLD.hold(q, v, age_s=0.02).points[0]
+    assert later.positions[0] == pytest.approx(fresh.positions[0] + 0.02)
+    assert later.time_from_start == fresh.time_from_start
+    for nonsense in (-1.0, 5.0):  # a clock mismatch or a stale state: no extrapolation
+        assert HOLD.hold(q, v, age_s=nonsense).points[0] == fresh
+    state = joint_state(NAMES, [0.0] * N, [1.0] + [0.0] * (N - 1))
+    state.header.stamp.sec, state.header.stamp.nanosec = 100, 0
+    msg = halt_trajectory_msg(HOLD, state, now_s=100.02)
+    assert msg.points[0].positions[0] == pytest.approx(fresh.positions[0] + 0.02)
