@@ -23,7 +23,6 @@ import json
 import math
 import os
 import pathlib
-import tempfile
 import time
 
 import httpx
@@ -43,39 +42,12 @@ MEDIA = "application/vnd.cookwala+json"
 FINAL = ("completed", "stopped", "refused", "failed")
 
 
-def monitor_takes_state_dir() -> bool:
-    """Whether this checkout's safety monitor has the `state_dir` parameter (issue 16)."""
-    from cookwala_ros.ros import safety_monitor_node
-
-    return "state_dir" in getattr(safety_monitor_node, "PARAMETERS", {}) or (
-        "state_dir" in pathlib.Path(safety_monitor_node.__file__).read_text(encoding="utf-8"))
-
-
 class GuardedKitchen(LiveKitchen):
-    """The `kitchen` scene with its safety monitor, whose latch (where persisted) goes to a temp dir."""
+    """The `kitchen` scene with its safety monitor; the monitor's latch file lives in the kitchen's
+    temporary data dir (LiveKitchen's default `state_dir`), removed with it."""
 
     def __init__(self, **kwargs):
         super().__init__(with_safety_monitor=True, **kwargs)
-        self.monitor_state_dir = tempfile.mkdtemp(prefix="cookwala-faults-monitor-") if monitor_takes_state_dir() else ""
-
-    def process_specs(self):
-        specs = super().process_specs()
-        if not self.monitor_state_dir:
-            return specs
-        out = []
-        for spec in specs:
-            if spec.name == "safety_monitor":
-                spec = dataclasses.replace(spec, argv=[*spec.argv, "-p", f"state_dir:={self.monitor_state_dir}"])
-            out.append(spec)
-        return out
-
-    def stop(self):
-        codes = super().stop()
-        if self.monitor_state_dir:
-            import shutil
-
-            shutil.rmtree(self.monitor_state_dir, ignore_errors=True)
-        return codes
 
 
 @dataclasses.dataclass
