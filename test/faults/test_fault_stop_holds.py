@@ -89,3 +89,24 @@ def test_the_judge_passes_a_stop_that_holds_and_names_what_came_back():
     assert slow.violations == []  # a hot state before the first 0 W is the stop still landing
     missed = judge(Trial("estop", 3), {**_wire(), "heater": [Sample(100.02, 1500.0), Sample(101.2, 0.0)]}, 100.0, 102.0)
     assert any(v.startswith("0 W not within 1 s") for v in missed.violations), missed.violations
+
+
+def test_a_halt_is_braking_to_rest_and_a_stale_leg_is_motion():
+    from builtin_interfaces.msg import Duration
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    from kitchen_watch import hold_deviation
+
+    def one_point(positions, seconds, velocities=()):
+        point = JointTrajectoryPoint(positions=positions, velocities=list(velocities),
+                                     time_from_start=Duration(sec=int(seconds), nanosec=int(seconds % 1 * 1e9)))
+        return JointTrajectory(joint_names=["a", "b"], points=[point])
+
+    moving = [({"a": 0.0, "b": 1.0}, {"a": 2.0, "b": 0.0})]
+    assert hold_deviation(JointTrajectory(), moving) == 0.0  # the empty halt of old
+    assert hold_deviation(one_point([0.4, 1.0], 0.4, [0.0, 0.0]), moving) < 1e-9  # brakes 2 rad/s over 0.4 s
+    assert hold_deviation(one_point([0.6, 1.0], 0.4), moving) < 1e-9  # ... from a state 0.1 s old
+    assert abs(hold_deviation(one_point([0.0, 1.34], 0.5), moving) - 0.5) < 1e-9  # a stir leg: a stops dead, b moves
+    assert hold_deviation(one_point([0.4, 1.0], 0.4, [0.5, 0.0]), moving) == float("inf")  # does not end at rest
+    still = [({"a": 0.0, "b": 1.0}, {"a": 0.0, "b": 0.0})]
+    assert abs(hold_deviation(one_point([0.4, 1.0], 0.4), still) - 0.4) < 1e-9  # from standstill: motion
