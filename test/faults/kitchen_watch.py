@@ -43,7 +43,7 @@ MONITOR_NODE = "/safety_monitor"
 
 HEAT_OFF_W = 1.0  # the monitor's heat_off_power_w: a heater state at or below this is 0 W
 STILL_RAD_S = 0.01  # the monitor's standstill_velocity
-HOLD_TOLERANCE_RAD = 0.05  # a one-point trajectory this close to where the arm is = hold, not motion
+HOLD_TOLERANCE_RAD = 0.05  # a point at rest this close to where braking brings the arm = halt, not motion
 RECENT_S = 0.1  # "where the arm is": its joint states over this long [s, steady clock; a loaded host delays a halt]
 MAX_EXTRAPOLATION_S = 0.1  # a halt may extrapolate a joint state this old [s, arm clock] (robot/joint_trajectory)
 

@@ -10,8 +10,8 @@ armed. `judge()` reads the trial from the recorded wire data (kitchen_watch), on
   verifies both itself (its SafetyStatus latencies);
 - the stop holds: after the first 0 W heater state no HeaterCommand asks for heat (whoever
   sends it) and the hob stays at 0 W; after the first 0 W or standstill no trajectory other
-  than a halt (empty, or one hold point where the arm is) appears, and after the first
-  standstill the arm stays still; until the reset.
+  than a halt (empty, or one point at rest where braking brings the arm: kitchen_watch) appears,
+  and after the first standstill the arm stays still; until the reset.
 
 Shared by test_fault_stop_holds.py and benchmarks/stop_holds.py.
 """
