@@ -270,6 +270,7 @@ class StopTrials:
     def run(self, name: str, index: int = 0) -> Trial:
         w = self.watch
         begin = time.monotonic()
+        self.kitchen.check_alive()  # a node that died names itself here, not as a refused connection
         w.forget_before(begin - 2.0)
         trial = Trial(name, index)
         mark = [begin]
