@@ -106,6 +106,7 @@ class TrajCmd:
     points: int
     deviation_rad: float  # 0 for a halt
     node: str
+    horizon_s: float = 0.0  # time_from_start of the last point [s, arm clock]
 
     @property
     def is_halt(self) -> bool:
@@ -113,7 +114,7 @@ class TrajCmd:
 
     def describe(self) -> str:
         kind = "halt" if self.is_halt else f"motion ({self.deviation_rad:.2f} rad away)"
-        return f"JointTrajectory {kind}, {self.points} point(s), from {self.node}"
+        return f"JointTrajectory {kind}, {self.points} point(s) over {self.horizon_s:.2f} s, from {self.node}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -197,7 +198,9 @@ class KitchenWatch:
         with self._lock:
             recent = [p for at, p in self._recent if at >= t - RECENT_S] or [p for _, p in list(self._recent)[-1:]]
         deviation = hold_deviation(msg, recent)
-        cmd = TrajCmd(t, len(msg.points), deviation, self._publisher(TRAJECTORY_TOPIC, info))
+        end = msg.points[-1].time_from_start if msg.points else None
+        cmd = TrajCmd(t, len(msg.points), deviation, self._publisher(TRAJECTORY_TOPIC, info),
+                      end.sec + end.nanosec * 1e-9 if end else 0.0)
         with self._lock:
             self.trajectories.append(cmd)
 

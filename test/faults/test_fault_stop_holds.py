@@ -77,12 +77,12 @@ def test_the_judge_passes_a_stop_that_holds_and_names_what_came_back():
 
     late = judge(Trial("estop", 1), _wire(heat_cmds=[HeatCmd(100.1, 1, 800.0, 0.0, "executor", "/executor")],
                                           heater=[Sample(100.11, 800.0)],
-                                          trajectories=[TrajCmd(100.2, 1, 0.34, "/executor")],
+                                          trajectories=[TrajCmd(100.2, 1, 0.34, "/executor", 0.5)],
                                           joints=[Sample(100.25, 0.5)]), 100.0, 101.0)
     assert late.re_energised and late.re_moved
     text = "\n".join(late.violations)
     assert "800 W from /executor (source=executor) at +100 ms, 80 ms after 0 W" in text, text
-    assert "motion (0.34 rad away), 1 point(s), from /executor at +200 ms" in text, text
+    assert "motion (0.34 rad away), 1 point(s) over 0.50 s, from /executor at +200 ms" in text, text
     assert "heater state above 0 W again" in text and "arm moving again" in text, text
 
     slow = judge(Trial("estop", 2), _wire(heater=[Sample(100.01, 1500.0)]), 100.0, 101.0)
