@@ -38,6 +38,7 @@ def main() -> int:
     parser.add_argument("--inputs", default=",".join(INPUTS), help=f"comma-separated, from {','.join(INPUTS)}")
     parser.add_argument("--rtf", type=float, default=RTF, help=f"real-time factor of the scene (default {RTF:g})")
     parser.add_argument("--samples", metavar="FILE", help="also write every trial as a JSON line to FILE")
+    parser.add_argument("--node-log", metavar="FILE", help="write the scene's node output to FILE")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every trial as it ends")
     args = parser.parse_args()
     inputs = [name.strip() for name in args.inputs.split(",") if name.strip()]
@@ -59,7 +60,9 @@ def main() -> int:
           f"ROS_DOMAIN_ID {os.environ['ROS_DOMAIN_ID']}, {os.cpu_count()} cores, "
           f"load average {os.getloadavg()[0]:.1f} before start", flush=True)
     started = time.monotonic()
-    kitchen = GuardedKitchen(rtf=args.rtf, recipes=[RECIPE], startup_timeout_s=90.0)
+    node_log = open(args.node_log, "w", encoding="utf-8") if args.node_log else None  # noqa: SIM115
+    kitchen = GuardedKitchen(rtf=args.rtf, recipes=[RECIPE], startup_timeout_s=90.0, quiet=node_log is None,
+                             output=node_log)
     kitchen.start()
     watch = KitchenWatch("stop_holds_watch")
     log = (lambda line: print("  " + line, flush=True)) if args.verbose else None

@@ -43,30 +43,40 @@ MONITOR_NODE = "/safety_monitor"
 
 HEAT_OFF_W = 1.0  # the monitor's heat_off_power_w: a heater state at or below this is 0 W
 STILL_RAD_S = 0.01  # the monitor's standstill_velocity
-HOLD_TOLERANCE_RAD = 0.05  # a one-point trajectory this close to where the arm is = hold, not motion
-RECENT_S = 0.03  # "where the arm is": its joint positions over this long [s, steady clock]
+HOLD_TOLERANCE_RAD = 0.05  # a point at rest this close to where braking brings the arm = halt, not motion
+RECENT_S = 0.1  # "where the arm is": its joint states over this long [s, steady clock; a loaded host delays a halt]
+MAX_EXTRAPOLATION_S = 0.1  # a halt may extrapolate a joint state this old [s, arm clock] (robot/joint_trajectory)
 
 
-def hold_deviation(msg: JointTrajectory, recent: list[dict[str, float]]) -> float:
-    """How far [rad] a trajectory would take the arm from where it just was; 0.0 for a halt.
+def hold_deviation(msg: JointTrajectory, recent: list[tuple[dict[str, float], dict[str, float]]]) -> float:
+    """How far [rad] a trajectory's end lies from anywhere the arm could brake to; 0.0 for a halt.
 
-    A halt is an empty trajectory (the stack's halt before issue 16) or joint names plus one
-    point with no velocity at the arm's position (the JointTrajectoryController hold). `recent`
-    are the joint positions of the last few tens of milliseconds: a hold built from a joint
-    state a few messages old is still a hold.
+    A halt is an empty trajectory (the stack's halt before issue 16), or joint names plus one
+    point at rest (no non-zero velocity) that the arm reaches by braking along its current
+    motion: for a joint at q moving at v, constant deceleration to rest over the point's
+    time_from_start T ends at q + v*T/2 (q itself when the arm stands still). `recent` are the
+    (positions, velocities) of the last few tens of milliseconds, and a halt built from a
+    measurement up to MAX_EXTRAPOLATION_S old may extrapolate it by that much: both are allowed
+    for. A stale motion command points at a pose instead and lies far from that.
     """
     if not msg.points:
         return 0.0
     if len(msg.points) > 1 or any(abs(v) > 1e-9 for v in msg.points[0].velocities):
         return math.inf
     point = msg.points[0]
+    horizon = point.time_from_start.sec + point.time_from_start.nanosec * 1e-9
 
-    def distance(positions: dict[str, float]) -> float:
-        if any(name not in positions for name in msg.joint_names):
-            return math.inf
-        return max((abs(t - positions[n]) for n, t in zip(msg.joint_names, point.positions)), default=0.0)
+    def distance(positions: dict[str, float], velocities: dict[str, float]) -> float:
+        worst = 0.0
+        for name, target in zip(msg.joint_names, point.positions):
+            if name not in positions:
+                return math.inf
+            q, v = positions[name], velocities.get(name, 0.0)
+            ends = (q + v * horizon / 2, q + v * (horizon / 2 + MAX_EXTRAPOLATION_S))
+            worst = max(worst, max(0.0, min(ends) - target, target - max(ends)))
+        return worst
 
-    return min((distance(p) for p in recent), default=math.inf)
+    return min((distance(p, v) for p, v in recent), default=math.inf)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -96,6 +106,7 @@ class TrajCmd:
     points: int
     deviation_rad: float  # 0 for a halt
     node: str
+    horizon_s: float = 0.0  # time_from_start of the last point [s, arm clock]
 
     @property
     def is_halt(self) -> bool:
@@ -103,7 +114,7 @@ class TrajCmd:
 
     def describe(self) -> str:
         kind = "halt" if self.is_halt else f"motion ({self.deviation_rad:.2f} rad away)"
-        return f"JointTrajectory {kind}, {self.points} point(s), from {self.node}"
+        return f"JointTrajectory {kind}, {self.points} point(s) over {self.horizon_s:.2f} s, from {self.node}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -137,7 +148,7 @@ class KitchenWatch:
         self.joints: list[Sample] = []
         self.safety: list[SafetySample] = []
         self.events: list[tuple[float, str, dict]] = []
-        self._recent: collections.deque = collections.deque(maxlen=200)  # (t, positions by joint name)
+        self._recent: collections.deque = collections.deque(maxlen=200)  # (t, (positions, velocities) by joint name)
         self.status: SafetyStatus | None = None
         self._publishers: dict[tuple[str, bytes], str] = {}
         node.create_subscription(HeaterCommand, HEATER_COMMAND_TOPIC, self._on_heat_cmd, qos.command(100))
@@ -187,7 +198,9 @@ class KitchenWatch:
         with self._lock:
             recent = [p for at, p in self._recent if at >= t - RECENT_S] or [p for _, p in list(self._recent)[-1:]]
         deviation = hold_deviation(msg, recent)
-        cmd = TrajCmd(t, len(msg.points), deviation, self._publisher(TRAJECTORY_TOPIC, info))
+        end = msg.points[-1].time_from_start if msg.points else None
+        cmd = TrajCmd(t, len(msg.points), deviation, self._publisher(TRAJECTORY_TOPIC, info),
+                      end.sec + end.nanosec * 1e-9 if end else 0.0)
         with self._lock:
             self.trajectories.append(cmd)
 
@@ -201,7 +214,7 @@ class KitchenWatch:
         fastest = max((abs(v) for v in msg.velocity), default=0.0)
         with self._lock:
             self.joints.append(Sample(t, fastest))
-            self._recent.append((t, dict(zip(msg.name, msg.position))))
+            self._recent.append((t, (dict(zip(msg.name, msg.position)), dict(zip(msg.name, msg.velocity)))))
 
     def _on_safety(self, msg: SafetyStatus) -> None:
         t = time.monotonic()

@@ -10,8 +10,8 @@ armed. `judge()` reads the trial from the recorded wire data (kitchen_watch), on
   verifies both itself (its SafetyStatus latencies);
 - the stop holds: after the first 0 W heater state no HeaterCommand asks for heat (whoever
   sends it) and the hob stays at 0 W; after the first 0 W or standstill no trajectory other
-  than a halt (empty, or one hold point where the arm is) appears, and after the first
-  standstill the arm stays still; until the reset.
+  than a halt (empty, or one point at rest where braking brings the arm: kitchen_watch) appears,
+  and after the first standstill the arm stays still; until the reset.
 
 Shared by test_fault_stop_holds.py and benchmarks/stop_holds.py.
 """
@@ -23,7 +23,6 @@ import json
 import math
 import os
 import pathlib
-import tempfile
 import time
 
 import httpx
@@ -43,39 +42,12 @@ MEDIA = "application/vnd.cookwala+json"
 FINAL = ("completed", "stopped", "refused", "failed")
 
 
-def monitor_takes_state_dir() -> bool:
-    """Whether this checkout's safety monitor has the `state_dir` parameter (issue 16)."""
-    from cookwala_ros.ros import safety_monitor_node
-
-    return "state_dir" in getattr(safety_monitor_node, "PARAMETERS", {}) or (
-        "state_dir" in pathlib.Path(safety_monitor_node.__file__).read_text(encoding="utf-8"))
-
-
 class GuardedKitchen(LiveKitchen):
-    """The `kitchen` scene with its safety monitor, whose latch (where persisted) goes to a temp dir."""
+    """The `kitchen` scene with its safety monitor; the monitor's latch file lives in the kitchen's
+    temporary data dir (LiveKitchen's default `state_dir`), removed with it."""
 
     def __init__(self, **kwargs):
         super().__init__(with_safety_monitor=True, **kwargs)
-        self.monitor_state_dir = tempfile.mkdtemp(prefix="cookwala-faults-monitor-") if monitor_takes_state_dir() else ""
-
-    def process_specs(self):
-        specs = super().process_specs()
-        if not self.monitor_state_dir:
-            return specs
-        out = []
-        for spec in specs:
-            if spec.name == "safety_monitor":
-                spec = dataclasses.replace(spec, argv=[*spec.argv, "-p", f"state_dir:={self.monitor_state_dir}"])
-            out.append(spec)
-        return out
-
-    def stop(self):
-        codes = super().stop()
-        if self.monitor_state_dir:
-            import shutil
-
-            shutil.rmtree(self.monitor_state_dir, ignore_errors=True)
-        return codes
 
 
 @dataclasses.dataclass
@@ -298,6 +270,7 @@ class StopTrials:
     def run(self, name: str, index: int = 0) -> Trial:
         w = self.watch
         begin = time.monotonic()
+        self.kitchen.check_alive()  # a node that died names itself here, not as a refused connection
         w.forget_before(begin - 2.0)
         trial = Trial(name, index)
         mark = [begin]
