@@ -330,6 +330,8 @@ class RecipeRun:
         if self.is_final:
             return self._cmd
         self._safety(obs)
+        if self.is_final:  # stopped from accepted by a safety input
+            return self._cmd
         handler = getattr(self, f"_tick_{self.state}")
         handler(obs, dt)
         return self._cmd

@@ -21,8 +21,9 @@ between (the admission check takes a snapshot, see `safety_hold`) and the monito
 the engine wants heat, `keepalive()` (a steady-clock timer) re-sends the heater command so the
 hob's dead-man timeout never fires on a slow or paused ROS clock; never after the latch.
 
-Heater and joint states older than `heater_state_timeout_s` / `joint_state_timeout_s` (steady
-clock) are not controlled on: the observation then has no temperatures and a `stale_state`
+Heater and joint states older than `heater_state_timeout_s` / `joint_state_timeout_s` (on the
+steady clock, and on the ROS clock too, so a stalled sim /clock is not a dead driver) are not
+controlled on: the observation then has no temperatures and a `stale_state`
 heater or arm fault, which makes the engine cut heat and stop with an equipment-failure incident.
 
 Topic names come from the device file. Sensor readings become an engine `Observation`; engine
@@ -91,8 +92,9 @@ class DeviceIO:
         self._started = self._last_check = time.monotonic()
         self.heater_state_timeout_s = values["heater_state_timeout_s"]
         self.joint_state_timeout_s = values["joint_state_timeout_s"]
-        self._heater_at: float | None = None  # steady receipt times
-        self._joints_at: float | None = None
+        self._heater_at: tuple[float, float] | None = None  # receipt times (steady, ROS)
+        self._joints_at: tuple[float, float] | None = None
+        self._first_ros: float | None = None  # ROS time of the first observation
         self.presence_stale_s = values["presence_stale_s"]
         self.presence_default = values["presence_default"]
         self.disabled: set[str] = set()
@@ -137,12 +139,21 @@ class DeviceIO:
 
     def _on_heater(self, msg: HeaterState) -> None:
         with self._lock:
-            self.heater_state, self._heater_at = msg, time.monotonic()
+            self.heater_state, self._heater_at = msg, (time.monotonic(), self._ros_now())
         self.heater_sim.observe(msg)
 
     def _on_joints(self, msg: JointState) -> None:
         with self._lock:
-            self.joints, self._joints_at = msg, time.monotonic()
+            self.joints, self._joints_at = msg, (time.monotonic(), self._ros_now())
+
+    def _ros_now(self) -> float:
+        return self.node.get_clock().now().nanoseconds / 1e9
+
+    def _age(self, received: tuple[float, float] | None, steady: float, now_s: float) -> tuple[float, float]:
+        """(steady age, ROS-time age) of a reading; never received = since start."""
+        if received is None:
+            return steady - self._started, now_s - (self._first_ros if self._first_ros is not None else now_s)
+        return steady - received[0], now_s - received[1]
 
     def _on_presence(self, msg: Presence) -> None:
         present = bool(msg.person_present) or (math.isfinite(msg.reachable_within_s) and msg.reachable_within_s <= REACHABLE_S)
@@ -290,14 +301,18 @@ class DeviceIO:
     def observation(self, now_s: float) -> Observation:
         steady = time.monotonic()
         with self._lock:
+            if self._first_ros is None:
+                self._first_ros = now_s
             heater, joints = self.heater_state, self.joints
-            heater_age = steady - (self._heater_at if self._heater_at is not None else self._started)
-            joints_age = steady - (self._joints_at if self._joints_at is not None else self._started)
+            heater_age, heater_ros_age = self._age(self._heater_at, steady, now_s)
+            joints_age, joints_ros_age = self._age(self._joints_at, steady, now_s)
             safety_fault = self._monitor_lost or self.watch.missing(steady)
             armed = self.watch.may_cook(steady) and self._monitor_lost is None
         faults: dict = {}
-        heater_stale = self.has_heater and heater_age > self.heater_state_timeout_s
-        joints_stale = self.has_arm and joints_age > self.joint_state_timeout_s
+        # stale = silent that long on the steady clock while the ROS clock went on as long too: a
+        # stalled /clock (sim time) holds the plant's publishers, not just this tick
+        heater_stale = self.has_heater and min(heater_age, heater_ros_age) > self.heater_state_timeout_s
+        joints_stale = self.has_arm and min(joints_age, joints_ros_age) > self.joint_state_timeout_s
         if heater_stale:
             heater = None
             faults["heater"] = (f"no heater state on {self.heater_state_topic} for {heater_age:.2f} s "

@@ -117,3 +117,16 @@ def test_an_unguarded_watch_follows_what_arrives():
     assert watch.hold(0.0) is None and watch.may_cook(100.0) and watch.check(100.0) is None
     watch.on_status(False, "stopped", "estop", 1.0)
     assert "stopped after estop" in watch.hold(50.0)
+
+
+def test_a_safety_input_at_the_first_tick_stops_an_accepted_execution_cleanly(service, install, kitchen):
+    recipe = boil_recipe(minutes=10)
+    install(recipe)
+    svc = service()
+    status, _ = svc.start_execution(request_for(recipe))
+    eid = status["id"]
+    obs = kitchen.observe()
+    obs.safety_armed, obs.safety_fault = False, "the safety monitor /safety_monitor is silent"
+    commands = svc.tick(kitchen.now, obs)  # accepted -> stopped directly, no step handler for it
+    assert svc.get_status(eid)["state"] == "stopped"
+    assert commands.heater in (None, ("off",)) and commands.arm_pose is None

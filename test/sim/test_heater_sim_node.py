@@ -69,8 +69,9 @@ def test_the_dead_man_cuts_heat_when_commands_stop(ticking_hob):
     sent = time.monotonic()
     commands.publish(command(HeaterCommand.MODE_POWER, 1500.0))  # and then nothing: the sender died
     assert ros.wait_for(lambda: any(s.power_w == 1500.0 for _, s in states), timeout=2.0)
-    assert ros.wait_for(lambda: any(t > sent and s.power_w == 0.0 for t, s in states), timeout=5.0)
-    cut_at, cut = next((t, s) for t, s in states if t > sent and s.power_w == 0.0)
+    on_at = next(t for t, s in states if s.power_w == 1500.0)
+    assert ros.wait_for(lambda: any(t > on_at and s.power_w == 0.0 for t, s in states), timeout=5.0)
+    cut_at, cut = next((t, s) for t, s in states if t > on_at and s.power_w == 0.0)
     assert cut_at - sent <= timeout_s + period_s, f"0 W only {cut_at - sent:.3f} s after the last command"
     assert cut_at - sent >= timeout_s * 0.9  # not before its time either
     assert not cut.on and cut.commanded_mode == HeaterCommand.MODE_OFF
