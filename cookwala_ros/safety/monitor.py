@@ -1,7 +1,7 @@
 """The safety monitor's logic without ROS: readings in, "publish the halt now" out.
 
 The ROS node converts messages to the plain readings below and calls one `on_*` method per
-input. Each returns True when the halt (empty trajectory + heater off) must be published at once;
+input. Each returns True when the halt (the arm held at rest + heater off) must be published at once;
 the node does that first and reports afterwards from `outbox`. Rules that only report
 (alert, ask_human) never stop: they go to the outbox as advisories. Times are steady-clock
 seconds passed in, so the whole monitor runs in unit tests without a clock.

@@ -13,7 +13,10 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "cookwala_ros"
 ROS_DIR = PACKAGE / "ros"
 FORBIDDEN_OUTSIDE_ROS = ("rclpy",)
 # Pure layers must not reach for I/O frameworks either (ARCHITECTURE.md).
-PURE_LAYERS = ("core", "safety", "teaming", "sim")
+PURE_LAYERS = ("core", "robot", "safety", "teaming", "sim")
+# ... nor up into the adapters that use them
+ADAPTERS = ("cookwala_ros.executor", "cookwala_ros.http", "cookwala_ros.ros", "cookwala_ros.commands",
+            "cookwala_ros.bringup", "cookwala_ros.supervisor", "cookwala_ros.cli")
 FORBIDDEN_IN_PURE = ("rclpy", "fastapi", "uvicorn", "httpx", "socket", "asyncio", "sqlite3", "subprocess")
 
 
@@ -58,6 +61,16 @@ def test_pure_layers_do_no_io_frameworks():
             if bad:
                 offenders[str(path.relative_to(PACKAGE.parent))] = bad
     assert offenders == {}, f"pure layers import I/O frameworks: {offenders}"
+
+
+def test_pure_layers_never_import_adapters():
+    offenders = {}
+    for layer in PURE_LAYERS:
+        for path in sorted((PACKAGE / layer).rglob("*.py")):
+            bad = sorted(m for m in imported_modules(path) if any(m == a or m.startswith(a + ".") for a in ADAPTERS))
+            if bad:
+                offenders[str(path.relative_to(PACKAGE.parent))] = bad
+    assert offenders == {}, f"pure layers import adapter layers: {offenders}"
 
 
 def test_checker_sees_every_import_form(tmp_path):
