@@ -200,6 +200,8 @@ class DeviceIO:
             if self._latch is not None and self._latch_seq == self._admit_seq and self.safety_hold_now() is None:
                 self.node.get_logger().info(f"stop latch released for a new execution (was: {self._latch})")
                 self._latch = self._monitor_lost = None
+            elif self._latch is not None:
+                self.node.get_logger().warning(f"stop latch kept for the new execution: {self._latch}")
             return self._latch is None
 
     def check_monitor(self, period_s: float) -> str | None:
