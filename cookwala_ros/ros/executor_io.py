@@ -21,6 +21,11 @@ between (the admission check takes a snapshot, see `safety_hold`) and the monito
 the engine wants heat, `keepalive()` (a steady-clock timer) re-sends the heater command so the
 hob's dead-man timeout never fires on a slow or paused ROS clock; never after the latch.
 
+While a live safety monitor guards the kitchen, the arm's halt is the monitor's alone: the
+executor asks it to stop (Stop service) or sees it stopped, and plans a halt itself only when
+there is no monitor, a silent one, or no Stop service (two halt planners working from joint states
+of slightly different ages would move a braked arm back and forth).
+
 Heater and joint states older than `heater_state_timeout_s` / `joint_state_timeout_s` (on the
 steady clock, and on the ROS clock too, so a stalled sim /clock is not a dead driver) are not
 controlled on: the observation then has no temperatures and a `stale_state`
@@ -70,6 +75,7 @@ REACHABLE_S = 60.0  # CORE §6.6: present, or reachable within one minute
 PAN_SENSOR = "cw.sense.pan_surface_temp"
 SIM_MASS_RANGE_KG = (0.01, 50.0)  # heater_sim's medium_mass_kg range
 LIMITS_TIMEOUT_S = 1.0  # longest wait [s] for the safety monitor's GetSafetyLimits
+MONITOR_STOP_WAIT_S = 0.5  # after asking the monitor to stop, its halt is awaited this long [s, steady]
 HOLD_MAX_S = 2.0  # longest wait [s, steady clock] for the sim hob to show new contents
 
 
@@ -83,6 +89,8 @@ class DeviceIO:
         self._lock = threading.Lock()
         self._cmd_lock = threading.RLock()  # every command publish, the latch and the keep-alive
         self._latch: str | None = None  # why commands other than heat-off/halt are held back
+        self.halts_left_to_monitor = 0  # arm halts the live safety monitor made instead (see _monitor_halts_arm)
+        self._stop_asked_at = -math.inf  # steady time of the last Stop asked of the monitor
         self._latch_seq = 0  # counts latch events (a new execution releases only with none since its check)
         self._admit_seq = 0
         self._monitor_lost: str | None = None  # the monitor went missing since the last release (sticky)
@@ -162,11 +170,12 @@ class DeviceIO:
 
     def _on_safety(self, msg: SafetyStatus) -> None:
         armed = msg.state == SafetyStatus.STATE_ARMED
+        with self._lock:  # first: a stopped monitor owns the arm's halt (_monitor_halts_arm)
+            self.safety = msg
         if not armed:  # before anything else: no tick computed from now on reaches the wire
             self.latch(f"the safety monitor is {msg.state_label or 'not armed'}"
                        + (f" after {msg.last_trigger}" if msg.last_trigger else ""), halt="new")
         with self._lock:
-            self.safety = msg
             self.watch.on_status(armed, msg.state_label, msg.last_trigger, time.monotonic())
 
     def _on_heater_command(self, msg: HeaterCommand) -> None:
@@ -271,6 +280,8 @@ class DeviceIO:
             return None
 
     def halt(self, stop_reason: str | None = None) -> None:
+        if stop_reason is not None and self.safety_stop is not None and self.safety_stop.service_is_ready():
+            self._stop_asked_at = time.monotonic()  # the monitor's halt is on its way (see _monitor_halts_arm)
         try:
             self.latch(stop_reason or "the executor halted")
         except Exception as exc:  # noqa: BLE001 - at shutdown the context may be gone; the monitor still cuts heat
@@ -363,15 +374,36 @@ class DeviceIO:
             if commands.heater is not None:
                 self._heater(commands.heater)
             if commands.arm_halt:
-                with self._lock:
-                    joints = self.joints
-                now_s = self.node.get_clock().now().nanoseconds * 1e-9
-                self.trajectory_pub.publish(halt_trajectory_msg(self.arm_hold, joints, now_s))
+                if self._monitor_halts_arm():
+                    self.halts_left_to_monitor += 1
+                else:
+                    with self._lock:
+                        joints = self.joints
+                    now_s = self.node.get_clock().now().nanoseconds * 1e-9
+                    self.trajectory_pub.publish(halt_trajectory_msg(self.arm_hold, joints, now_s))
             elif commands.arm_pose:
                 if self._latch is None:
                     self._move_to(commands.arm_pose)
                 else:
                     self.dropped += 1
+
+    def _monitor_halts_arm(self) -> bool:
+        """While a live safety monitor guards the kitchen, the arm's halt is its alone.
+
+        Two halt planners, each holding the arm where its own (slightly older or newer) joint
+        state put it, would move a braked arm back and forth. The executor still stops moving
+        it (the latch drops its motion commands), cuts heat, and asks the monitor to stop (the
+        Stop service); it plans a halt itself only with no monitor, a silent one, or one whose
+        Stop service is not there."""
+        if not self.watch.guarded or self.safety_stop is None or not self.safety_stop.service_is_ready():
+            return False
+        now = time.monotonic()
+        with self._lock:
+            alive = self.watch.missing(now) is None and not self.watch.lost
+            holding = self.safety is not None and self.safety.state in (SafetyStatus.STATE_STOPPED,
+                                                                         SafetyStatus.STATE_FAULT)
+        # the monitor has the stop (it is stopped), or was just asked for it: never plan a second halt
+        return alive and (holding or now - self._stop_asked_at < MONITOR_STOP_WAIT_S)
 
     def _heater(self, command: tuple) -> None:
         msg = HeaterCommand(stamp=self.node.get_clock().now().to_msg(), source=SOURCE)

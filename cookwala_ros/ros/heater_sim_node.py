@@ -13,6 +13,13 @@ does) a hob that heats and hears no fresh HeaterCommand for that long goes to 0 
 command. Whoever keeps the hob on re-sends its command (every 0.1 s); the safety monitor's
 repeated OFF is then a keep-alive of the stop, not the only guard.
 
+Safety priority: an OFF whose `source` is the safety monitor (`safety_source`) holds the hob
+off for `safety_hold_s` (steady clock), renewed by each such OFF (the monitor re-sends its OFF
+every 0.1 s while it is stopped). Meanwhile heat commands from anybody else are ignored and
+counted, as a safety relay in a real hob's power path would: a command another node computed
+before it heard of the stop can no longer bring the heat back. Once the monitor is reset it stops
+sending, and the hold ends `safety_hold_s` later.
+
 Faults for safety tests, settable while running: `fault.medium_sensor` and `fault.pan_sensor`
 (none | disconnected | stuck), `fault.relay_welded`.
 
@@ -75,6 +82,9 @@ PARAMETERS = (
               minimum=0.0, maximum=600.0),
     ParamSpec("command_timeout_s", 0.5, "Dead-man: no fresh HeaterCommand within this [s, steady clock] cuts the "
               "hob to 0 W; 0 disables it.", minimum=0.0, maximum=60.0),
+    ParamSpec("safety_hold_s", 0.3, "An OFF from `safety_source` holds the hob off this long [s, steady clock] "
+              "against heat commands from other sources; 0 disables the priority.", minimum=0.0, maximum=10.0),
+    ParamSpec("safety_source", "safety_monitor", "HeaterCommand.source of the safety monitor."),
     ParamSpec("publish_rate_hz", 10.0, "State and temperature rate on the ROS clock [Hz].", minimum=0.0,
               maximum=1000.0, exclusive_minimum=True),
     ParamSpec("max_substep_s", 0.1, "Longest thermal integration step [s].", minimum=0.001, maximum=1.0),
@@ -132,6 +142,10 @@ class HeaterSimNode(Node):
         self._command_timeout_s = values["command_timeout_s"]
         self._last_command = time.monotonic()  # steady receipt time of the latest valid command
         self.dead_man_cuts = 0  # how often the dead-man cut the hob (tests, diagnostics)
+        self._safety_hold_s = values["safety_hold_s"]
+        self._safety_source = values["safety_source"]
+        self._safety_hold_until = -math.inf  # steady clock
+        self.ignored_during_hold = 0  # heat commands the safety priority dropped (tests, diagnostics)
         if self._command_timeout_s > 0:  # checked on the steady clock: a paused /clock never keeps heat on
             self._dead_man_timer = self.create_timer(
                 min(0.05, self._command_timeout_s / 5), self._on_dead_man, callback_group=self._group,
@@ -204,6 +218,15 @@ class HeaterSimNode(Node):
             publisher.publish(msg)
 
     def _on_command(self, msg: HeaterCommand) -> None:
+        now = time.monotonic()
+        if msg.mode == HeaterCommand.MODE_OFF and msg.source == self._safety_source and self._safety_hold_s > 0:
+            self._safety_hold_until = now + self._safety_hold_s
+        elif msg.mode != HeaterCommand.MODE_OFF and now < self._safety_hold_until:
+            self.ignored_during_hold += 1
+            if self.ignored_during_hold == 1 or self.ignored_during_hold % 100 == 0:
+                self.get_logger().warning(f"heat command from {msg.source or 'unknown'} ignored: the safety monitor "
+                                          f"holds the hob off ({self.ignored_during_hold} so far)")
+            return
         with self._lock:
             self._advance()
             try:

@@ -188,3 +188,46 @@ def test_pot_contents_change_at_run_time_and_bad_values_are_refused(hob):
             assert not result.successful and name in result.reason, (name, value, result.reason)
         assert not node.set_parameters([Parameter("medium_mass_kg", value="heavy")])[0].successful  # rclpy's type check
         assert node.heater.thermal.config.medium == "oil" and node.heater.thermal.medium_mass_kg == pytest.approx(0.3)
+
+
+def _from(source, mode, power_w=0.0):
+    msg = command(mode, power_w)
+    msg.source = source
+    return msg
+
+
+def test_an_off_from_the_safety_monitor_has_priority_while_it_is_renewed(ticking_hob):
+    """A heat command another node computed before it heard of the stop cannot bring heat back."""
+    ros, node, commands, states = ticking_hob
+    hold_s = node.get_parameter("safety_hold_s").value
+    assert hold_s == 0.3
+    commands.publish(_from("executor", HeaterCommand.MODE_POWER, 1200.0))
+    assert ros.wait_for(lambda: any(s.power_w == 1200.0 for _, s in states), timeout=2.0)
+    commands.publish(_from("safety_monitor", HeaterCommand.MODE_OFF))
+    off_at = time.monotonic()
+    deadline = off_at + 1.0  # the monitor re-sends its OFF every 0.1 s; the executor keeps asking for heat
+    while time.monotonic() < deadline:
+        commands.publish(_from("executor", HeaterCommand.MODE_POWER, 2000.0))
+        time.sleep(0.05)
+        commands.publish(_from("safety_monitor", HeaterCommand.MODE_OFF))
+        time.sleep(0.05)
+    settled = [s for t, s in states if t > off_at + 0.05]
+    assert settled and all(s.power_w == 0.0 for s in settled), [s.power_w for s in settled]
+    assert node.ignored_during_hold >= 5
+    time.sleep(hold_s + 0.1)  # reset: the monitor no longer sends; the hold ends by itself
+    commands.publish(_from("executor", HeaterCommand.MODE_POWER, 800.0))
+    assert ros.wait_for(lambda: any(s.power_w == 800.0 for _, s in states), timeout=2.0)
+
+
+def test_safety_hold_zero_disables_the_priority():
+    with RosHarness() as ros:
+        node = ros.add(HeaterSimNode(context=ros.context, parameter_overrides=[Parameter("safety_hold_s", value=0.0)]))
+        probe = ros.node("heater_probe")
+        states = []
+        probe.create_subscription(HeaterState, "/heater/state", lambda m: states.append(m), qos.sensor())
+        commands = probe.create_publisher(HeaterCommand, "/heater/command", qos.command())
+        assert ros.wait_for_subscribers(commands)
+        commands.publish(_from("safety_monitor", HeaterCommand.MODE_OFF))
+        commands.publish(_from("executor", HeaterCommand.MODE_POWER, 700.0))
+        assert ros.wait_for(lambda: any(s.power_w == 700.0 for s in states), timeout=2.0)
+        assert node.ignored_during_hold == 0
