@@ -118,7 +118,9 @@ def test_stale_heater_state(kitchen):
     finally:
         os.kill(heater.pid, signal.SIGCONT)
     # the trigger is the state going stale (0.5 s after the last one, at most 0.6 s after SIGSTOP)
-    status = check_stop(probe, t_stop, "stale:heater_state", extra_s=0.6)
+    # resumed, the heater works off its queue: heat commands sent while it hung may briefly win
+    # after its 0 W (a misbehaving device: fault); either way the stop by staleness came first
+    status = check_stop(probe, t_stop, "stale:heater_state", extra_s=0.6, fault_ok=True)
     assert "heater_state" in status.last_trigger_detail
 
 
