@@ -19,6 +19,10 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 UNCONFIGURED, ARMED, STOPPED, FAULT = "unconfigured", "armed", "stopped", "fault"
+# Standstill is verified once every joint stays below the threshold this long after the halt went
+# out: an arm that reverses onto its hold point, or one at rest between two legs when the stop came
+# while the next leg's command was in flight, passes through zero speed without being at rest.
+STANDSTILL_DWELL_S = 0.05
 
 
 @dataclass
@@ -47,7 +51,9 @@ class Arbiter:
         self.fault_reasons: list[str] = []
         self._conditions: dict[str, dict[str, str]] = {}
         self._still = False
+        self._still_since: float | None = None  # when the current still spell began
         self._heat_off = False
+        self.standstill_dwell_s = STANDSTILL_DWELL_S
         self.changes = 0  # bumps on every visible change, so the caller knows when to report
 
     # -- triggers -------------------------------------------------------------------------
@@ -90,6 +96,7 @@ class Arbiter:
             self.state = STOPPED
             self.episode = Episode(trigger, detail, now)
             self._still = self._heat_off = False
+            self._still_since = None
         elif self.episode is None:  # fault outside an episode
             self.episode = Episode(trigger, detail, now)
         self.changes += 1
@@ -119,9 +126,21 @@ class Arbiter:
 
     def observe_motion(self, still: bool, now: float) -> None:
         self._still = still
+        if not still:
+            self._still_since = None
+            return
+        if self._still_since is None:
+            self._still_since = now
+        self._verify_standstill(now)
+
+    def _verify_standstill(self, now: float) -> None:
         ep = self.episode
-        if still and ep is not None and math.isnan(ep.standstill_latency_s) and now >= ep.started_at:
-            ep.standstill_latency_s = now - ep.started_at
+        if ep is None or not self._still or self._still_since is None or not math.isnan(ep.standstill_latency_s):
+            return
+        halt_at = ep.started_at + (0.0 if math.isnan(ep.halt_latency_s) else ep.halt_latency_s)
+        since = max(self._still_since, halt_at)  # at rest under the halt
+        if now - since >= self.standstill_dwell_s:
+            ep.standstill_latency_s = since - ep.started_at
             self.changes += 1
 
     def observe_heat(self, off: bool, now: float) -> None:
@@ -146,6 +165,7 @@ class Arbiter:
 
     def tick(self, now: float) -> bool:
         """Check the deadlines; True while the halt must keep being commanded (not armed)."""
+        self._verify_standstill(now)  # a still arm sends few joint states: the dwell ends here too
         ep = self.episode
         if ep is not None and self.state in (STOPPED, FAULT):
             elapsed = now - ep.started_at

@@ -28,6 +28,7 @@ import time
 import httpx
 
 from cookwala_ros.ros.recipe_demo import LiveKitchen, request_for_recipe
+from cookwala_ros.safety.arbiter import STANDSTILL_DWELL_S
 from kitchen_watch import HEAT_OFF_W, STILL_RAD_S, KitchenWatch
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -83,6 +84,21 @@ class Trial:
                 + f" [{self.wall_s:.2f} s: " + ", ".join(f"{k} {v:.2f}" for k, v in self.phases.items()) + "]")
 
 
+def first_rest(joints: list, start: float, t_end: float, dwell_s: float = STANDSTILL_DWELL_S) -> float | None:
+    """When the arm came to rest after `start`: the first joint state below STILL_RAD_S from which
+    every joint state stays below it for `dwell_s` (the monitor's own rule: passing through zero
+    speed, reversing onto a hold point, is not rest)."""
+    window = [s for s in joints if start <= s.t < t_end]
+    for i, sample in enumerate(window):
+        if sample.value >= STILL_RAD_S:
+            continue
+        later = window[i + 1:]
+        if all(s.value < STILL_RAD_S for s in later if s.t <= sample.t + dwell_s) and \
+                (not later or later[-1].t >= sample.t + dwell_s or t_end - sample.t >= dwell_s):
+            return sample.t
+    return None
+
+
 def judge(trial: Trial, wire: dict, t0: float, t_end: float) -> Trial:
     """Fill `trial` from the wire records between the trigger `t0` and the reset `t_end`."""
     ms = lambda t: f"+{(t - t0) * 1000:.0f} ms"  # noqa: E731
@@ -95,7 +111,7 @@ def judge(trial: Trial, wire: dict, t0: float, t_end: float) -> Trial:
     if halt_traj is None:
         trial.violations.append("no halt trajectory on the wire")
     t_off = next((s.t for s in wire["heater"] if s.t >= (halt_heat or t0) and s.value <= HEAT_OFF_W and s.t < t_end), None)
-    t_still = next((s.t for s in wire["joints"] if s.t >= (halt_traj or t0) and s.value < STILL_RAD_S and s.t < t_end), None)
+    t_still = first_rest(wire["joints"], halt_traj or t0, t_end)
     if t_off is None or t_off - t0 > HEAT_DEADLINE_S:
         trial.violations.append(f"0 W not within {HEAT_DEADLINE_S:g} s" + (f" ({ms(t_off)})" if t_off else ""))
     if t_still is None or t_still - t0 > MOTION_DEADLINE_S:

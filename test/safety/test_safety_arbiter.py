@@ -2,7 +2,7 @@
 
 import math
 
-from cookwala_ros.safety.arbiter import ARMED, FAULT, STOPPED, UNCONFIGURED, Arbiter
+from cookwala_ros.safety.arbiter import STANDSTILL_DWELL_S, ARMED, FAULT, STOPPED, UNCONFIGURED, Arbiter
 
 
 def armed(now=0.0):
@@ -93,3 +93,32 @@ def test_activate_with_a_condition_already_holding_stops_at_once():
     assert a.activate(1.0) is True and a.state == STOPPED and a.episode.trigger == "estop"
     a.deactivate()
     assert a.state == UNCONFIGURED
+
+
+def test_passing_through_zero_speed_is_not_standstill():
+    """An arm reversing onto its hold point, or at rest between two legs when the next leg's
+    command was already in flight, is still for an instant: standstill needs the dwell."""
+    a = armed()
+    a.fire("estop", "pressed", 1.0)
+    a.halt_sent(1.001)
+    a.observe_motion(True, 1.01)  # the turning point
+    a.observe_motion(False, 1.02)  # moving again: not yet at rest, and no re-energising either
+    assert math.isnan(a.episode.standstill_latency_s) and a.reenergised() == {}
+    a.observe_motion(True, 1.2)
+    a.observe_motion(True, 1.2 + STANDSTILL_DWELL_S / 2)
+    assert math.isnan(a.episode.standstill_latency_s)
+    a.observe_motion(True, 1.2 + STANDSTILL_DWELL_S)
+    assert math.isclose(a.episode.standstill_latency_s, 0.2)  # from the start of the still spell
+    a.observe_motion(False, 1.5)
+    assert "reenergised:motion" in a.reenergised()  # motion after a verified standstill
+
+
+def test_still_before_the_halt_counts_from_the_halt():
+    a = armed()
+    a.observe_motion(True, 0.5)  # resting at a pose when the stop comes
+    a.fire("stop_request", "test", 1.0)
+    a.halt_sent(1.002)
+    a.observe_motion(True, 1.01)  # a stop needs fresh readings: the still spell starts here
+    assert math.isnan(a.episode.standstill_latency_s)  # at rest, but not yet for the dwell under the halt
+    a.tick(1.01 + STANDSTILL_DWELL_S)
+    assert math.isclose(a.episode.standstill_latency_s, 0.01, abs_tol=1e-9)

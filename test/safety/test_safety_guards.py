@@ -13,6 +13,7 @@ import pytest
 
 from cookwala_ros.ros.safety_monitor_params import stop_input_args
 from cookwala_ros.safety import latch as latch_file
+from cookwala_ros.safety.arbiter import STANDSTILL_DWELL_S
 from cookwala_ros.safety.device_rules import ExecutorPresence, unguarded_findings
 from cookwala_ros.safety.monitor import HeaterReading, Monitor, MonitorConfig
 from cookwala_ros.safety.packs import PackError, effective_pack
@@ -202,9 +203,10 @@ def stopped_and_verified(m: Monitor, t: float = 1.0) -> float:
     assert m.on_stop_request("test", "re-energise test", t) is True
     m.on_heater(heater(), t + 0.1)
     joints(m, t + 0.1)
+    joints(m, t + 0.1 + STANDSTILL_DWELL_S)  # at rest for the dwell
     assert m.arbiter.episode.verified
     m.outbox.clear()
-    return t + 0.1
+    return t + 0.1 + STANDSTILL_DWELL_S
 
 
 def test_heat_after_a_verified_stop_is_a_fault():

@@ -104,6 +104,7 @@ def test_standstill_and_heat_off_latencies(monitor):
     monitor.arbiter.halt_sent(1.001)
     monitor.on_joints(["j1"], [0.0], [0.5], 1.1)
     monitor.on_joints(["j1"], [0.0], [0.0], 1.25)
+    monitor.on_joints(["j1"], [0.0], [0.0], 1.31)  # still for the dwell: at rest from 1.25 on
     monitor.on_heater(heater(), 1.4)
     ep = monitor.arbiter.episode
     assert math.isclose(ep.standstill_latency_s, 0.25) and math.isclose(ep.heat_off_latency_s, 0.4)

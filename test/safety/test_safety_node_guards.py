@@ -38,7 +38,10 @@ def kitchen(tmp_path_factory):
     state_dir = tmp_path_factory.mktemp("monitor-state")
     procs = {
         "arm": start_node("cookwala_ros.ros.arm_sim_node", {"initial_pose": "home"}),
-        "heater": start_node("cookwala_ros.ros.heater_sim_node", {"medium": "water", "medium_mass_kg": 1.0}),
+        # a hob without the safety-priority interlock (safety_hold_s 0), as a third-party driver may
+        # be: the monitor's own rule must then catch heat that comes back after its verified 0 W
+        "heater": start_node("cookwala_ros.ros.heater_sim_node", {"medium": "water", "medium_mass_kg": 1.0,
+                                                                  "safety_hold_s": 0.0}),
         "monitor": start_node(MONITOR, monitor_params(state_dir)),
     }
     probe = Probe()
