@@ -75,6 +75,7 @@ REACHABLE_S = 60.0  # CORE §6.6: present, or reachable within one minute
 PAN_SENSOR = "cw.sense.pan_surface_temp"
 SIM_MASS_RANGE_KG = (0.01, 50.0)  # heater_sim's medium_mass_kg range
 LIMITS_TIMEOUT_S = 1.0  # longest wait [s] for the safety monitor's GetSafetyLimits
+STARTUP_GRACE_S = 15.0  # a driver never heard from counts as silent this long after the executor started [s]
 MONITOR_STOP_WAIT_S = 0.5  # after asking the monitor to stop, its halt is awaited this long [s, steady]
 HOLD_MAX_S = 2.0  # longest wait [s, steady clock] for the sim hob to show new contents
 
@@ -158,9 +159,13 @@ class DeviceIO:
         return self.node.get_clock().now().nanoseconds / 1e9
 
     def _age(self, received: tuple[float, float] | None, steady: float, now_s: float) -> tuple[float, float]:
-        """(steady age, ROS-time age) of a reading; never received = since start."""
+        """(steady age, ROS-time age) of a reading; never received = since start, less the time a
+        driver started with the executor may take to come up (STARTUP_GRACE_S): until its first
+        reading nothing is controlled on it anyway (no temperature, no arm pose)."""
         if received is None:
-            return steady - self._started, now_s - (self._first_ros if self._first_ros is not None else now_s)
+            grace = STARTUP_GRACE_S
+            return (steady - self._started - grace,
+                    now_s - (self._first_ros if self._first_ros is not None else now_s) - grace)
         return steady - received[0], now_s - received[1]
 
     def _on_presence(self, msg: Presence) -> None:
