@@ -69,7 +69,7 @@ class _Observer:
         import rclpy
         from rclpy.executors import SingleThreadedExecutor
 
-        from cookwala_msgs.msg import HeaterState, Presence
+        from cookwala_msgs.msg import HeaterState, Presence, SafetyStatus
         from cookwala_ros.ros import qos
 
         self._rclpy = rclpy
@@ -83,6 +83,8 @@ class _Observer:
         self._presence_type = Presence
         self._pub = self.node.create_publisher(Presence, "/cookwala/presence", qos.sensor())
         self.node.create_subscription(HeaterState, "/heater/state", self._on_heater, qos.sensor())
+        self.safety_label = ""  # the safety monitor's state, once it has said it
+        self.node.create_subscription(SafetyStatus, "/cookwala/safety/status", self._on_safety, qos.latched())
         self.node.create_timer(0.2, self._publish)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
@@ -102,6 +104,9 @@ class _Observer:
         msg.reachable_within_s = 0.0 if self.present else math.inf
         msg.source = "sim"
         self._pub.publish(msg)
+
+    def _on_safety(self, msg) -> None:
+        self.safety_label = msg.state_label
 
     def _on_heater(self, msg) -> None:
         with self._lock:
@@ -223,9 +228,14 @@ class LiveKitchen:
                 raise KitchenError(exit_.describe())  # a test kitchen short of a node is no kitchen
             try:
                 r = httpx.get(self.base_url + "/v1/capabilities", timeout=1.0)
-                if r.status_code == 200 and self.observer.last_state is not None:
+                armed = not self.with_safety_monitor or self.observer.safety_label == "armed"
+                if r.status_code == 200 and self.observer.last_state is not None and armed:
+                    if self.with_safety_monitor:
+                        time.sleep(0.5)  # the executor reads the same latched status: let it arrive there too
                     return
-                last = f"HTTP {r.status_code}" if r.status_code != 200 else "no /heater/state yet"
+                last = (f"HTTP {r.status_code}" if r.status_code != 200 else "no /heater/state yet"
+                        if self.observer.last_state is None else
+                        f"safety monitor not armed yet ({self.observer.safety_label or 'no status'})")
             except httpx.HTTPError as exc:
                 last = type(exc).__name__
             time.sleep(0.2)
