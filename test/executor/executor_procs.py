@@ -98,7 +98,7 @@ class Client:
             time.sleep(1.0)
         return ready
 
-    def call(self, client, request, timeout: float = 10.0, attempt_s: float = 2.0):
+    def call(self, client, request, timeout: float = 20.0, attempt_s: float = 2.0):
         """Call, re-sending every `attempt_s` (a restarted server may miss requests sent while the
         dead one was still in the discovery cache) until answered or `timeout` passes."""
         deadline = time.monotonic() + timeout
