@@ -119,8 +119,8 @@ def test_restart_command_gives_the_node_what_the_scene_gave_it():
     from cookwala_ros import cli
     from cookwala_ros.commands import up
 
-    arguments = {"real_time_factor": 30.0, "http_port": 8099, "state_dir": "/tmp/a dir", "disabled_sensors": "",
-                 "heartbeat_lease_s": 0.3, "data_dir": "/tmp/d"}
+    arguments = {"real_time_factor": 30.0, "http_port": 8099, "state_dir": "/srv/kitchen/a dir", "disabled_sensors": "",
+                 "heartbeat_lease_s": 0.3, "data_dir": "/srv/kitchen/d"}
     sets = ["executor.tick_hz=20.0", "arm_sim.publish_rate_hz=20.0"]
     line = bringup.restart_command("kitchen", "executor", arguments, sets, use_sim_time=True)
     words = shlex.split(line)

@@ -239,13 +239,13 @@ def test_the_kitchen_keeps_its_stop_path():
     """Only the plant and the clock end the kitchen; the monitor stops after what it guards and
     before the plant it halts; its latch lives in the scene's state_dir."""
     m = bringup.load_manifest("kitchen")
-    specs = {s.name: s for s in m.node_specs({"state_dir": "/tmp/latch"})}
+    specs = {s.name: s for s in m.node_specs({"state_dir": "/srv/kitchen/latch"})}
     assert {n for n, s in specs.items() if s.on_exit == "shutdown"} == {"sim_clock", "arm_sim", "heater_sim"}
     assert specs["executor"].on_exit == "continue" and specs["safety_monitor"].on_exit == "continue"
     order = {n: s.stop_order for n, s in specs.items()}
     assert order["executor"] < order["safety_monitor"] < order["arm_sim"] == order["heater_sim"] < order["sim_clock"]
     monitor = specs["safety_monitor"].parameters
-    assert monitor["state_dir"] == "/tmp/latch" and monitor["executor_node"] == "/executor"
+    assert monitor["state_dir"] == "/srv/kitchen/latch" and monitor["executor_node"] == "/executor"
     assert monitor["executor_node"] == specs["executor"].fqn
     assert m.arguments["state_dir"].default == "~/.local/state/cookwala_ros"
     assert specs["executor"].parameters["heartbeat_lease_s"] == monitor["heartbeat_lease_s"]
