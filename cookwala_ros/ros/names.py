@@ -1,0 +1,44 @@
+"""The name table: every ROS name a robot's nodes use, in one place.
+
+Per-robot names are *relative*: started under a namespace (`cookwala-ros up kitchen --arg
+namespace=robot_a`, or a launch file's `PushRosNamespace`), a robot's nodes resolve
+`heater/command` to `/robot_a/heater/command`, so two robots share one ROS domain without
+hearing each other's hob. Kitchen-wide names are *absolute*: every robot in the kitchen hears the
+same clock, e-stop button, person and smoke detector. The README's name table lists both.
+
+A device file may rename the per-robot topics (a real arm's controller is rarely called
+`arm_controller`); the defaults below are what the simulated kitchen serves.
+"""
+
+from __future__ import annotations
+
+# --- kitchen-wide (absolute) -----------------------------------------------------------------
+CLOCK = "/clock"
+ESTOP = "/cookwala/estop"          # the kitchen's e-stop button: halts every robot
+PRESENCE = "/cookwala/presence"    # is a person in the kitchen, how soon can they reach a robot
+SMOKE = "/cookwala/smoke"
+DIAGNOSTICS = "/diagnostics"       # the ROS convention: one aggregator per system
+
+# --- per robot (relative to the robot's namespace) -------------------------------------------
+ARM_TRAJECTORY = "arm_controller/joint_trajectory"                  # JointTrajectoryController topic
+ARM_FOLLOW_JOINT_TRAJECTORY = "arm_controller/follow_joint_trajectory"  # its action, where used
+JOINT_STATES = "joint_states"
+HEATER_COMMAND = "heater/command"
+HEATER_STATE = "heater/state"
+PRESSURE = "cookwala/pressure"     # the robot's pressure vessel, where it has one
+HEARTBEAT = "cookwala/heartbeat"   # executor -> safety monitor, with a liveliness lease
+EXECUTION_STATUS = "cookwala/status"
+EVENTS = "cookwala/events"         # CloudEvents (JSON) of executions and incidents
+SAFETY_STATUS = "cookwala/safety/status"
+
+# --- node names (a robot's namespace applies to them too) ------------------------------------
+EXECUTOR_NODE = "executor"
+SAFETY_MONITOR_NODE = "safety_monitor"
+
+
+def qualify(namespace: str, name: str) -> str:
+    """The absolute form of `name` for a node in `namespace` (no `~`, no remaps)."""
+    if name.startswith("/"):
+        return name
+    ns = "/" + namespace.strip("/") if namespace.strip("/") else ""
+    return f"{ns}/{name}"
