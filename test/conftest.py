@@ -50,3 +50,20 @@ def spec_dir() -> pathlib.Path:
 @pytest.fixture(scope="session")
 def repo_root() -> pathlib.Path:
     return REPO
+
+
+# The heavy tests: whole kitchen scenes (a 200 Hz /clock, sims, executor, monitor) and the colcon
+# build. `make test` runs xdist with `--dist loadgroup`, so one worker runs these one after the
+# other: two never share the 2 cores, and the real-time stop bounds they assert are measured on a
+# busy host, not a starved one.
+HEAVY = ("faults/", "foundation/test_colcon_workspace.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        try:
+            where = item.path.relative_to(REPO / "test").as_posix()
+        except ValueError:
+            continue
+        if where.startswith(HEAVY):
+            item.add_marker(pytest.mark.xdist_group("heavy"))

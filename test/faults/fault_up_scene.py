@@ -25,7 +25,7 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 WATER = REPO / "test" / "e2e" / "data" / "recipes" / "e2e-water-simmer.cookwala.json"
 MEDIA = "application/vnd.cookwala+json"
 CLI = [sys.executable, "-m", "cookwala_ros.cli"]
-RESTART_LINE = re.compile(r"node 'executor' exited \(([^)]*)\); the rest of the scene keeps running; "
+RESTART_LINE = re.compile(r"node 'executor' exited (?:during start-up )?\(([^)]*)\); the rest of the scene keeps running; "
                           r"restart it with: (cookwala-ros up .*)$", re.M)
 
 
