@@ -284,6 +284,14 @@ class StopTrials:
 
     # -- one trial --------------------------------------------------------------------------------
     def run(self, name: str, index: int = 0) -> Trial:
+        """One trial; a scene node that died meanwhile is named (KitchenError), not a refused connection."""
+        try:
+            return self._run(name, index)
+        except httpx.TransportError:
+            self.kitchen.check_alive()
+            raise
+
+    def _run(self, name: str, index: int) -> Trial:
         w = self.watch
         begin = time.monotonic()
         self.kitchen.check_alive()  # a node that died names itself here, not as a refused connection
