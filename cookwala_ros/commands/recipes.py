@@ -3,7 +3,8 @@
 The library is a folder of `*.cookwala.json` files: `--library DIR`, else the device file's
 `executor.recipe_library`, else `<executor.data_dir>/recipes`. `add` checks each file (Recipe
 schema, its own `cookwala` version is 0.2.x, embedded hash; the signature too when the device
-requires signed recipes) before it is installed; `list` shows id, revision and hash of every usable recipe and the files skipped.
+requires signed recipes) before it is installed; `list` shows id, revision and hash of every
+usable recipe and the files skipped.
 """
 
 from __future__ import annotations

@@ -2,9 +2,9 @@
 
 Version (the request's `core`), recipe revision (lookup and hash), the recipe's own version
 (`cookwala`), signature and authorization, agent mandate, recalls, allergen blocks and busy are
-decided before any step is looked at. Each check takes plain data;
-results the executor computes elsewhere (a signature verification, an authorization decision)
-are passed in as booleans, so this module stays pure.
+decided before any step is looked at. Each check takes plain data; results the executor
+computes elsewhere (a signature verification, an authorization decision) are passed in as
+booleans, so this module stays pure.
 """
 
 from __future__ import annotations
