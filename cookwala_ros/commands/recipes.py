@@ -2,8 +2,9 @@
 
 The library is a folder of `*.cookwala.json` files: `--library DIR`, else the device file's
 `executor.recipe_library`, else `<executor.data_dir>/recipes`. `add` checks each file (Recipe
-schema, embedded hash; the signature too when the device requires signed recipes) before it is
-installed; `list` shows id, revision and hash of every usable recipe and the files skipped.
+schema, its own `cookwala` version is 0.2.x, embedded hash; the signature too when the device
+requires signed recipes) before it is installed; `list` shows id, revision and hash of every
+usable recipe and the files skipped.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import pathlib
 import sys
 
 from cookwala_ros.device import DeviceConfigError, load_device_config, load_trusted_keys
-from cookwala_ros.executor.library import LibraryError, RecipeLibrary, check_recipe_file
+from cookwala_ros.executor.library import LibraryError, RecipeLibrary, check_recipe_file, require_supported
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -51,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     status = 0
     for name in args.files:
         try:
-            checked = check_recipe_file(name)
+            checked = require_supported(check_recipe_file(name))
             if device.executor.get("require_signed_recipes"):
                 from cookwala_ros.core.trust import verify_document
 

@@ -1,7 +1,9 @@
 """`cookwala-ros validate FILE... [--kind KIND]`: check documents against the Core 0.2 schemas.
 
 Prints `OK <file> (<kind>)` or one `<file>: <pointer>: <message>` line per problem.
-Exit 0 when every file is valid, 1 when one is invalid, 2 when one cannot be read as JSON.
+A document's own version is checked too (CORE §9): a Recipe or Capabilities document whose
+`cookwala` member is not 0.2.x (`0.3.0`, `0.2.banana`) gets one `/cookwala: unsupported_version`
+line. Exit 0 when every file is valid, 1 when one is invalid, 2 when one cannot be read as JSON.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import argparse
 import sys
 from typing import Any
 
-from cookwala_ros.core import schemas
+from cookwala_ros.core import schemas, versions
 from cookwala_ros.core.canonical import JsonReadError, loads_strict
 
 EXIT_OK, EXIT_INVALID, EXIT_UNREADABLE = 0, 1, 2
@@ -53,6 +55,19 @@ def load_json(name: str) -> Any:
         raise UnreadableInput(str(exc)) from exc
 
 
+VERSIONED_KINDS = ("Recipe", "Capabilities")  # documents whose `cookwala` member is the Core version
+
+
+def check(document: Any, kind: str | None) -> list:
+    """Schema issues, with a version that is not 0.2.x reported once as unsupported_version."""
+    issues = schemas.validate(document, kind)
+    refused = versions.recipe_refusal(document, f"{kind} version") if kind in VERSIONED_KINDS else None
+    if refused:
+        issues = [schemas.ValidationIssue("/cookwala", f"{refused[0]}: {refused[1]}", "version")] + \
+                 [i for i in issues if i.pointer != "/cookwala"]
+    return issues
+
+
 def run(args: argparse.Namespace) -> int:
     status = EXIT_OK
     for name in args.files:
@@ -64,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
             status = EXIT_UNREADABLE
             continue
         kind = args.kind or schemas.infer_kind(document)
-        issues = schemas.validate(document, kind)
+        issues = check(document, kind)
         if not issues:
             print(f"OK {label} ({kind})")
             continue

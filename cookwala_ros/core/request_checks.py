@@ -1,9 +1,10 @@
 """Request-level pre-start checks, in the project's refusal order (decision 4).
 
-Version, recipe revision (lookup and hash), signature and authorization, agent mandate, recalls,
-allergen blocks and busy are decided before any step is looked at. Each check takes plain data;
-results the executor computes elsewhere (a signature verification, an authorization decision)
-are passed in as booleans, so this module stays pure.
+Version (the request's `core`), recipe revision (lookup and hash), the recipe's own version
+(`cookwala`), signature and authorization, agent mandate, recalls, allergen blocks and busy are
+decided before any step is looked at. Each check takes plain data; results the executor
+computes elsewhere (a signature verification, an authorization decision) are passed in as
+booleans, so this module stays pure.
 """
 
 from __future__ import annotations
@@ -77,6 +78,12 @@ def _recipe_hash(recipe: dict, ctx: RequestContext) -> str | None:
 
 def check_version(recipe: dict, ctx: RequestContext) -> Refusal | None:
     return versions.refusal(ctx.core) if ctx.core is not None else None
+
+
+def check_recipe_version(recipe: dict, ctx: RequestContext) -> Refusal | None:
+    """The recipe's own `cookwala` version: known once the revision is found, so checked right
+    after the lookup and hash, before anything reads the recipe's content."""
+    return versions.recipe_refusal(recipe)
 
 
 def check_revision(recipe: dict | None, ctx: RequestContext) -> Refusal | None:
@@ -159,7 +166,7 @@ def check_busy(recipe: dict, ctx: RequestContext) -> Refusal | None:
 
 # In refusal order; the first that fails names the reason.
 REQUEST_CHECKS: tuple[Callable[[dict, RequestContext], Refusal | None], ...] = (
-    check_version, check_revision, check_authorization, check_mandate,
+    check_version, check_revision, check_recipe_version, check_authorization, check_mandate,
     check_recalls, check_allergens, check_busy,
 )
 

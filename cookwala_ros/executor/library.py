@@ -2,6 +2,9 @@
 
 Each file is read, checked against the Recipe schema and hashed (`core.trust.document_hash`) when
 the library is loaded; an embedded `hash` that does not match the body makes the file unusable.
+A recipe written for another Core minor (its `cookwala` member, CORE §9) is never installed by
+`add`; one found in the folder is indexed with its `unsupported` reason (and listed in
+`problems`) so that a request for it is refused `unsupported_version`, not "not found".
 Recipes are looked up by id (any revision: the newest) or by id and hash (that exact revision),
 so a request naming a revision the device does not hold is refused `recipe_hash_mismatch`.
 Files that fail a check are skipped and reported in `problems`, never half-used.
@@ -13,8 +16,9 @@ import json
 import os
 import pathlib
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from cookwala_ros.core import versions
 from cookwala_ros.core.trust import document_hash
 
 SUFFIX = ".cookwala.json"
@@ -31,6 +35,7 @@ class LibraryRecipe:
     revision: int
     path: pathlib.Path
     document: dict
+    unsupported: str = ""  # why its own version cannot be cooked here ("" = it can)
 
 
 def _ref_id(ref: str) -> str:
@@ -55,10 +60,15 @@ def check_recipe_file(path: str | pathlib.Path) -> LibraryRecipe:
 
 
 def check_recipe(doc: object, path: pathlib.Path | None = None) -> LibraryRecipe:
+    """Schema and embedded hash, as for any recipe; an unsupported `cookwala` version (even a
+    malformed one) is not a schema error but the recipe's `unsupported` reason."""
     where = str(path) if path else "recipe"
     from cookwala_ros.core import schemas
 
+    version = versions.recipe_refusal(doc)
     issues = schemas.validate(doc, "Recipe")
+    if version:
+        issues = [i for i in issues if i.pointer != "/cookwala"]
     if issues:
         raise LibraryError(f"{where}: not a valid Recipe: {issues[0]}")
     assert isinstance(doc, dict)
@@ -66,7 +76,14 @@ def check_recipe(doc: object, path: pathlib.Path | None = None) -> LibraryRecipe
     if "hash" in doc and doc["hash"] != actual:
         raise LibraryError(f"{where}: /hash: embedded hash {doc['hash']} but the body hashes to {actual}")
     return LibraryRecipe(id=doc["id"], hash=actual, revision=int(doc.get("revision") or 0),
-                         path=path or pathlib.Path(), document=doc)
+                         path=path or pathlib.Path(), document=doc, unsupported=version[1] if version else "")
+
+
+def require_supported(recipe: LibraryRecipe) -> LibraryRecipe:
+    """The recipe, or LibraryError naming its unsupported version (what `add` installs)."""
+    if recipe.unsupported:
+        raise LibraryError(f"{recipe.path}: /cookwala: unsupported_version: {recipe.unsupported}")
+    return recipe
 
 
 class RecipeLibrary:
@@ -112,6 +129,9 @@ class RecipeLibrary:
                 except LibraryError as exc:
                     problems.append(str(exc))
                     continue
+                if recipe.unsupported:
+                    problems.append(f"{path}: /cookwala: unsupported_version: {recipe.unsupported}"
+                                    " (requests for it are refused)")
                 by_hash[recipe.hash] = recipe
                 by_id.setdefault(recipe.id, []).append(recipe)
         for revisions in by_id.values():
@@ -120,7 +140,8 @@ class RecipeLibrary:
             self._by_hash, self._by_id, self.problems, self._seen = by_hash, by_id, problems, seen
 
     def find(self, ref: str, recipe_hash: str | None = None) -> LibraryRecipe | None:
-        """The revision with this hash whose id matches `ref`; without a hash the newest revision.
+        """The revision with this hash whose id matches `ref`; without a hash the newest revision
+        (the newest of a supported Core version when there is one).
         When the hash is unknown but the id is held, the newest revision is returned so the
         caller can report the mismatch with both hashes."""
         rid = _ref_id(ref)
@@ -128,15 +149,19 @@ class RecipeLibrary:
             if recipe_hash and recipe_hash in self._by_hash and self._by_hash[recipe_hash].id == rid:
                 return self._by_hash[recipe_hash]
             revisions = self._by_id.get(rid)
-            return revisions[-1] if revisions else None
+            if not revisions:
+                return None
+            cookable = [r for r in revisions if not r.unsupported]
+            return (cookable or revisions)[-1]
 
     def recipes(self) -> list[LibraryRecipe]:
+        """The recipes this device can cook (an unsupported version is in `problems` instead)."""
         with self._lock:
-            return [r for revisions in self._by_id.values() for r in revisions]
+            return [r for revisions in self._by_id.values() for r in revisions if not r.unsupported]
 
     def add(self, source: str | pathlib.Path) -> LibraryRecipe:
         """Check a recipe file and install it as `<id>.<hash12>.cookwala.json` (atomic rename)."""
-        recipe = check_recipe_file(source)
+        recipe = require_supported(check_recipe_file(source))
         self.folder.mkdir(parents=True, exist_ok=True)
         name = f"{recipe.id}.{recipe.hash.split(':', 1)[1][:12]}{SUFFIX}"
         target = self.folder / name
@@ -144,4 +169,4 @@ class RecipeLibrary:
         tmp.write_text(json.dumps(recipe.document, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         os.replace(tmp, target)
         self.reload()
-        return LibraryRecipe(recipe.id, recipe.hash, recipe.revision, target, recipe.document)
+        return replace(recipe, path=target)

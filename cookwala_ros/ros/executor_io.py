@@ -61,6 +61,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from cookwala_msgs.msg import HeaterCommand, HeaterState, Presence, SafetyStatus
 from cookwala_msgs.srv import GetSafetyLimits, Stop
+from cookwala_ros.core.presence import counts_as_present
 from cookwala_ros.core.run_types import Commands, Observation
 from cookwala_ros.ros import qos
 from cookwala_ros.robot.joint_trajectory import HaltPlan, HoldBuilder
@@ -71,7 +72,6 @@ SOURCE = "executor"  # HeaterCommand.source of the executor's own commands
 UNGUARDED = "none"  # safety_monitor_node parameter value: run without a monitor whatever the device file says
 POSE_TOLERANCE_RAD = 0.01
 MOVING_RAD_S = 1e-3
-REACHABLE_S = 60.0  # CORE §6.6: present, or reachable within one minute
 PAN_SENSOR = "cw.sense.pan_surface_temp"
 SIM_MASS_RANGE_KG = (0.01, 50.0)  # heater_sim's medium_mass_kg range
 LIMITS_TIMEOUT_S = 1.0  # longest wait [s] for the safety monitor's GetSafetyLimits
@@ -169,7 +169,7 @@ class DeviceIO:
         return steady - received[0], now_s - received[1]
 
     def _on_presence(self, msg: Presence) -> None:
-        present = bool(msg.person_present) or (math.isfinite(msg.reachable_within_s) and msg.reachable_within_s <= REACHABLE_S)
+        present = counts_as_present(msg.person_present, msg.reachable_within_s)  # freshness: human_present()
         with self._lock:
             self.presence = (present, time.monotonic())
 

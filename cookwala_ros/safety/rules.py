@@ -9,7 +9,8 @@ Project decisions (the standard leaves them open):
 - every stopping action (cut_heat, stop_motion, stop_all) makes the monitor halt both motion and
   heat: a half-stopped kitchen is harder to reason about than a stopped one;
 - `unattended` limits (refuse_start before a start) stop a *running* step whose op envelope says
-  unattended=false once nobody is present or reachable within one minute (CORE §6.6).
+  unattended=false once nobody is present (CORE §6.6; what a presence reading means is
+  core.presence: nobody unless person_present is true and fresh).
 """
 
 from __future__ import annotations
@@ -18,10 +19,10 @@ import math
 from dataclasses import dataclass
 from typing import Iterable
 
+from cookwala_ros.core.presence import nobody_reason
 from cookwala_ros.safety.quantities import to_base
 
 STOPPING_ACTIONS = frozenset({"cut_heat", "stop_motion", "stop_all"})
-REACHABLE_WITHIN_S = 60.0  # CORE §6.6: present, or reachable within one minute
 DEFAULT_STOP_DEADLINE_S = 0.5  # CORE §6.2, also the default stop.local max
 SERVE_OPS = frozenset({"cw.op.serve", "cw.op.plate"})
 
@@ -130,17 +131,17 @@ def min_core_temp_findings(limits: Iterable[dict], food_class: str | None, core_
 
 def presence_findings(limits: Iterable[dict], op: str | None, unattended: bool | None,
                       presence: PresenceReading | None, now: float, stale_s: float) -> list[Finding]:
-    """An op that may not run unattended, with nobody present or reachable within a minute."""
+    """An op that may not run unattended, with nobody present (core.presence: a fresh reading
+    with person_present true, reachable within a minute)."""
     if op is None or unattended is not False:
         return []
     if presence is None:
-        why = "no presence reading"
-    elif now - presence.received_at > stale_s:
-        why = f"presence reading {now - presence.received_at:.1f} s old"
-    elif presence.person_present or presence.reachable_within_s <= REACHABLE_WITHIN_S:
-        return []
+        why = nobody_reason(None, math.inf, None, stale_s)
     else:
-        why = "nobody present or reachable within 60 s"
+        why = nobody_reason(presence.person_present, presence.reachable_within_s,
+                            now - presence.received_at, stale_s)
+    if why is None:
+        return []
     return [Finding(f"limit:{limit['id']}", "stop_all", f"{op} needs a person: {why}", limit["id"])
             for limit in of_kind(limits, "unattended")]
 

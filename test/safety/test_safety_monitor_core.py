@@ -47,6 +47,14 @@ def test_presence_loss_during_an_attended_op(monitor):
     assert monitor.arbiter.active_triggers == ["limit:presence.unattended"]
 
 
+def test_a_false_with_default_fields_is_nobody(monitor):
+    """Presence.msg defaults (reachable_within_s 0.0) must not keep an attended op running."""
+    monitor.on_presence(PresenceReading(True, 0.0, 0.0), 0.0)
+    assert monitor.on_execution("running", "cw.op.fry", {}, None, 0.0, 0.1) is False
+    assert monitor.on_presence(PresenceReading(False, 0.0, 0.2), 0.2) is True
+    assert monitor.arbiter.active_triggers == ["limit:presence.unattended"]
+
+
 def test_unattended_ops_need_nobody(monitor):
     monitor.on_execution("running", "cw.op.simmer", {}, None, 0.0, 0.1)
     assert monitor.on_presence(PresenceReading(False, math.inf, 0.2), 0.2) is False

@@ -71,12 +71,26 @@ def test_presence_for_attended_ops():
     fry_unattended = vocab.envelope("cw.op.fry")["unattended"]
     assert fry_unattended is False
     away = PresenceReading(False, math.inf, received_at=10.0)
-    near = PresenceReading(False, 30.0, received_at=10.0)
+    near = PresenceReading(True, 30.0, received_at=10.0)  # on call, can be at the hob within a minute
     assert triggers(rules.presence_findings(LIMITS, "cw.op.fry", False, away, 11.0, 5.0)) == ["limit:presence.unattended"]
     assert rules.presence_findings(LIMITS, "cw.op.fry", False, near, 11.0, 5.0) == []
     assert rules.presence_findings(LIMITS, "cw.op.boil", True, away, 11.0, 5.0) == []
     assert triggers(rules.presence_findings(LIMITS, "cw.op.fry", False, near, 20.0, 5.0))  # stale reading
     assert triggers(rules.presence_findings(LIMITS, "cw.op.fry", False, None, 20.0, 5.0))
+
+
+@pytest.mark.parametrize("present, reach", [
+    (False, 0.0),  # the message's defaults: nobody, though reachable_within_s says 0 s
+    (False, 30.0),  # only person_present says somebody is there
+    (True, 61.0),  # the other fields only narrow it: too far away
+    (True, float("nan")),
+    (True, -1.0),
+])
+def test_presence_means_nobody_unless_person_present_and_near(present, reach):
+    reading = PresenceReading(present, reach, received_at=10.0)
+    finding = rules.presence_findings(LIMITS, "cw.op.fry", False, reading, 11.0, 5.0)
+    assert triggers(finding) == ["limit:presence.unattended"]
+    assert "needs a person" in finding[0].detail
 
 
 def test_smoke_stops_everything_and_stop_deadline():
