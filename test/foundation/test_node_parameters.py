@@ -124,7 +124,8 @@ def test_a_wrong_type_stops_the_node_with_one_line(executable, tmp_path):
     cmd = command(executable, extra, tmp_path) + ["-p", override]
     t0 = time.monotonic()
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    # Fast DDS's own transport errors on an overloaded host ("[RTPS_TRANSPORT_SHM Error] ...") are not the node's
+    lines = [line for line in result.stderr.splitlines() if line.strip() and "[RTPS_" not in line]
     assert result.returncode == 2, (result.returncode, result.stderr)
     assert len(lines) == 1 and f"parameter '{name}'" in lines[0], lines
     assert "Traceback" not in result.stdout + result.stderr
