@@ -12,28 +12,22 @@ import sys
 
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
-from rcl_interfaces.msg import ParameterDescriptor, ParameterType
 
 from cookwala_msgs.srv import GetCapabilities
 from cookwala_ros.ros.node_main import run_node
+from cookwala_ros.ros.params import ParamSpec, declare_parameters
 from cookwala_ros.device import capabilities_document, load_device_config
 
 SERVICE_NAME = "cookwala/get_capabilities"
+PARAMETERS = (
+    ParamSpec("device_file", "", "Path of the device file (YAML); empty = the package's config/device.yaml."),
+)
 
 
 class CapabilitiesNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("cookwala_capabilities", **kwargs)
-        self.declare_parameter(
-            "device_file",
-            "",
-            ParameterDescriptor(
-                type=ParameterType.PARAMETER_STRING,
-                description="Path of the device file (YAML); empty = the package's config/device.yaml.",
-                read_only=True,
-            ),
-        )
-        device_file = self.get_parameter("device_file").value or None
+        device_file = declare_parameters(self, PARAMETERS)["device_file"] or None
         # Raises DeviceConfigError naming the key: main() turns it into a clean exit.
         self.config = load_device_config(device_file)
         self._document_json = json.dumps(capabilities_document(self.config), separators=(",", ":"))

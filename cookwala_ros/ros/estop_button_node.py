@@ -11,7 +11,6 @@ from __future__ import annotations
 import sys
 import threading
 
-from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from std_msgs.msg import Bool
@@ -19,18 +18,21 @@ from std_srvs.srv import SetBool
 
 from cookwala_ros.ros.node_main import run_node
 from cookwala_ros.ros import qos
+from cookwala_ros.ros.params import ParamSpec, declare_parameters
+
+PARAMETERS = (
+    ParamSpec("pressed", False, "Initial button state."),
+    ParamSpec("period_s", 1.0, "Re-send period of the state [s].", minimum=0.0, exclusive_minimum=True),
+    ParamSpec("stdin", False, "Read p/r lines from the console."),
+)
 
 
 class EstopButtonNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("estop_button", **kwargs)
-        self.declare_parameter("pressed", False, ParameterDescriptor(description="Initial button state."))
-        self.declare_parameter("period_s", 1.0, ParameterDescriptor(description="Re-send period of the state [s]."))
-        self.declare_parameter("stdin", False, ParameterDescriptor(description="Read p/r lines from the console."))
-        period = self.get_parameter("period_s").value
-        if not isinstance(period, (int, float)) or period <= 0:
-            raise ValueError(f"parameter period_s must be a positive number, got {period!r}")
-        self._pressed = bool(self.get_parameter("pressed").value)
+        values = declare_parameters(self, PARAMETERS)  # ParameterError (a ValueError) names a bad one
+        period = values["period_s"]
+        self._pressed = values["pressed"]
         self._pub = self.create_publisher(Bool, "/cookwala/estop", qos.latched())
         self.create_service(SetBool, "~/set", self._on_set)
         self.create_timer(period, self._publish, clock=Clock(clock_type=ClockType.STEADY_TIME))

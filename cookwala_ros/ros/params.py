@@ -6,6 +6,11 @@ proper ParameterDescriptors (so `ros2 param describe` documents them) and raises
 `ParameterError` naming the first bad parameter: the node's main() turns that into a one-line
 message and a non-zero exit, before anything is advertised. `reject_invalid` is the matching
 on-set-parameters callback for the parameters that may change at run time.
+
+An integer where a double is declared is a double (`-p rate:=2`, `--set node.rate=2`, a YAML
+`2`, `ros2 param set node rate 2`), as are integer lists for double lists: rclpy would refuse
+them as a type change. Overrides are converted before the declaration, run-time sets by a
+pre-set-parameters callback that `declare_parameters` installs.
 """
 
 from __future__ import annotations
@@ -16,11 +21,21 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, SetParametersResult
-from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
+from rclpy.exceptions import (InvalidParameterTypeException, InvalidParameterValueException,
+                               ParameterException)
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
-Value = Any  # bool | int | float | str
+Value = Any  # bool | int | float | str | list of one of them
+
+_KIND = {bool: "boolean (true/false)", int: "integer", float: "number", str: "string"}
+
+
+def _kind(default: Value) -> str:
+    if isinstance(default, list):
+        inner = {type(v) for v in default}
+        return f"list of {_KIND[inner.pop()]}s" if len(inner) == 1 else "list"
+    return _KIND.get(type(default), type(default).__name__)
 
 
 class ParameterError(ValueError):
@@ -49,8 +64,10 @@ class ParamSpec:
         expected = type(self.default)
         if expected is float and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
+        if expected is list and not isinstance(value, (str, bytes)) and hasattr(value, "__iter__"):
+            value = list(value)  # rclpy gives arrays as array.array or list
         if not isinstance(value, expected) or (expected is not bool and isinstance(value, bool)):
-            return f"expected a {expected.__name__}, got {value!r}"
+            return f"expected a {_kind(self.default)}, got {value!r}"
         if isinstance(value, float) and not math.isfinite(value):
             return f"must be a finite number, got {value}"
         if self.minimum is not None and (value < self.minimum or (self.exclusive_minimum and value == self.minimum)):
@@ -74,14 +91,35 @@ class ParamSpec:
         return descriptor
 
 
+def _floats_from_integers(spec: ParamSpec, given: Parameter) -> Parameter:
+    """`given` as a double (list) when `spec` is one and `given` holds integers; else unchanged."""
+    if isinstance(spec.default, float) and given.type_ == Parameter.Type.INTEGER:
+        return Parameter(spec.name, Parameter.Type.DOUBLE, float(given.value))
+    if (isinstance(spec.default, list) and spec.default and all(isinstance(v, float) for v in spec.default)
+            and given.type_ == Parameter.Type.INTEGER_ARRAY):
+        return Parameter(spec.name, Parameter.Type.DOUBLE_ARRAY, [float(v) for v in given.value])
+    return given
+
+
 def _coerce_integer_override(node: Node, spec: ParamSpec) -> None:
     """Accept `-p rate:=100` (an integer) for a floating-point parameter, as users expect."""
     overrides = getattr(node, "_parameter_overrides", None)
-    if not isinstance(overrides, dict) or not isinstance(spec.default, float):
-        return
-    given = overrides.get(spec.name)
-    if given is not None and given.type_ == Parameter.Type.INTEGER:
-        overrides[spec.name] = Parameter(spec.name, Parameter.Type.DOUBLE, float(given.value))
+    if isinstance(overrides, dict) and spec.name in overrides:
+        overrides[spec.name] = _floats_from_integers(spec, overrides[spec.name])
+
+
+def _coerce_integer_sets(node: Node, specs: Sequence[ParamSpec]) -> None:
+    """The same for `ros2 param set` at run time: one pre-set-parameters callback per node (rclpy
+    concatenates what several return), knowing every table declared on it."""
+    by_name = getattr(node, "_cookwala_param_specs", None)
+    if by_name is None:
+        by_name = node._cookwala_param_specs = {}
+
+        def callback(parameters: list[Parameter]) -> list[Parameter]:
+            return [_floats_from_integers(by_name[p.name], p) if p.name in by_name else p for p in parameters]
+
+        node.add_pre_set_parameters_callback(callback)
+    by_name.update((spec.name, spec) for spec in specs)
 
 
 def declare_parameters(node: Node, specs: Sequence[ParamSpec]) -> dict[str, Value]:
@@ -102,13 +140,16 @@ def declare_parameters(node: Node, specs: Sequence[ParamSpec]) -> dict[str, Valu
             value = node.declare_parameter(spec.name, spec.default, spec.descriptor()).value
         except InvalidParameterTypeException:
             shown = given.value if given is not None else "?"
-            raise ParameterError(spec.name, f"expected a {type(spec.default).__name__}, got {shown!r}") from None
+            raise ParameterError(spec.name, f"expected a {_kind(spec.default)}, got {shown!r}") from None
         except InvalidParameterValueException as exc:
+            raise ParameterError(spec.name, str(exc)) from None
+        except (ParameterException, TypeError) as exc:  # e.g. declared twice: still one line
             raise ParameterError(spec.name, str(exc)) from None
         problem = spec.problem(value)
         if problem:
             raise ParameterError(spec.name, problem)
         values[spec.name] = float(value) if isinstance(spec.default, float) else value
+    _coerce_integer_sets(node, specs)
     return values
 
 

@@ -1,10 +1,13 @@
 """safety_monitor: the device-local SafetyLimits enforcer and stop arbiter (CORE §6).
 
 A managed (lifecycle) node in its own process. `configure` loads and checks the device packs
-merged with the standard's defaults; `activate` succeeds only once the halt publishers are
-matched by the arm and heater controllers (and a heater state has arrived), so a stop rides on
-connections that already exist and can be verified. It never imports the executor and never
-needs the network. With `autostart` (default) it configures and activates itself.
+merged with the standard's defaults; `activate` starts watching at once, and the monitor arms
+only once the halt publishers are matched by the arm and heater controllers and a heater state
+has arrived, so a stop rides on connections that already exist and can be verified; until then
+its status says unconfigured and what it waits for (`waiting:heater_state`, ...). No transition
+waits for anything. It never imports the executor and never needs the network. With `autostart`
+(default) it configures and activates itself; with `autostart:=false` a lifecycle manager drives
+it through the standard `<node>/change_state` and `<node>/get_state` services.
 
 Stop path: a callback hands a plain reading to `safety.monitor.Monitor` and, when told to,
 publishes the halt (a hold point at the measured joints, then HeaterCommand MODE_OFF) before anything
@@ -54,7 +57,6 @@ _PREVIOUS_HANDLERS = ({s: signal.signal(s, _early_signal) for s in (signal.SIGIN
 
 import rclpy  # noqa: E402
 from diagnostic_msgs.msg import DiagnosticArray
-from rclpy.clock import Clock, ClockType
 from rclpy.event_handler import SubscriptionEventCallbacks
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.signals import SignalHandlerOptions
@@ -69,9 +71,10 @@ from cookwala_msgs.msg import (Event, ExecutionStatus, HeaterCommand, HeaterStat
 from cookwala_msgs.srv import GetSafetyLimits, ResetSafety, Stop, TightenSafetyLimits
 from cookwala_ros.ros import qos
 from cookwala_ros.ros.convert import halt_trajectory_msg, safety_limit_msgs
-from cookwala_ros.ros.node_main import EXIT_CANNOT_START, freeze_startup_objects
+from cookwala_ros.ros.node_main import EXIT_CANNOT_START
 from cookwala_ros.ros.params import ParameterError, declare_parameters
 from cookwala_ros.ros.safety_monitor_latch import LatchPersistence
+from cookwala_ros.ros.safety_monitor_lifecycle import MonitorLifecycle
 from cookwala_ros.ros.safety_monitor_params import PARAMETERS, SPECS, stop_input_args  # noqa: F401 (PARAMETERS re-exported)
 from cookwala_ros.ros.spinner import Spinner
 from cookwala_ros.ros.safety_report import diagnostics, status_msg
@@ -89,9 +92,6 @@ try:  # cancel FollowJointTrajectory goals too, where the controller offers the 
     from action_msgs.srv import CancelGoal
 except ImportError:
     CancelGoal = None
-
-GRAPH_CHECK_PERIOD_S = 0.5  # the expected executor against the ROS graph, off the stop path
-EXIT_HALT_TIMEOUT_S = 1.5  # on SIGINT/SIGTERM: wait this long at most for 0 W and standstill
 
 
 def _fail_safe(callback):
@@ -118,7 +118,7 @@ def _rfc3339_now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-class SafetyMonitorNode(LatchPersistence, LifecycleNode):
+class SafetyMonitorNode(LatchPersistence, MonitorLifecycle, LifecycleNode):
     def __init__(self, argv: list[str] | None = None, **kwargs) -> None:
         """Raises ParameterError (one line naming the parameter) for a bad parameter."""
         super().__init__("safety_monitor", **kwargs)
@@ -271,65 +271,6 @@ class SafetyMonitorNode(LatchPersistence, LifecycleNode):
                     continue
         self._entities = []
 
-    def on_activate(self, state: LifecycleState) -> TransitionCallbackReturn:
-        try:
-            return self._activate()
-        except Exception:  # noqa: BLE001
-            self.get_logger().error(f"activate failed: {traceback.format_exc()}")
-            return TransitionCallbackReturn.FAILURE
-
-    def _activate(self) -> TransitionCallbackReturn:
-        deadline = time.monotonic() + self._p("activation_timeout_s")
-
-        def missing():
-            out = [f"no controller subscribed to {topic}" for topic, pub in (
-                ("/arm_controller/joint_trajectory", self._traj_pub), ("/heater/command", self._heat_pub))
-                if not pub.get_subscription_count()]
-            return out + ([] if self.monitor.heater_seen else ["no /heater/state received"])
-
-        while missing() and time.monotonic() < deadline and not self.closing:
-            time.sleep(0.02)
-        if self.closing:
-            return TransitionCallbackReturn.FAILURE
-        if missing():
-            self.get_logger().error(
-                f"activate failed: {' and '.join(missing())} within {self._p('activation_timeout_s'):g} s "
-                "(activation_timeout_s); a stop must ride on connections that already exist and be "
-                "verifiable, so the monitor stays inactive")
-            return TransitionCallbackReturn.FAILURE
-        latched = self._latched = self._read_latch()  # also after a deactivate: the file is the truth
-        with self.lock:
-            if self.monitor.activate(time.monotonic(), None if latched is None else self._latch_reason(latched)):
-                self._halt()
-        steady = Clock(clock_type=ClockType.STEADY_TIME)  # safety timing never follows /clock
-        self._timers = [self.create_timer(self._p("check_period_s"), self._on_check, clock=steady),
-                        self.create_timer(self._p("status_period_s"), self._on_status_timer, clock=steady)]
-        if self._p("executor_node"):
-            self._timers.append(self.create_timer(GRAPH_CHECK_PERIOD_S, self._on_graph, clock=steady))
-        self.get_logger().info(f"active: {self.monitor.state}")
-        self._report(force=True)
-        freeze_startup_objects()  # the pack, the arm model and the entities are here to stay
-        return TransitionCallbackReturn.SUCCESS
-
-    def on_deactivate(self, state: LifecycleState) -> TransitionCallbackReturn:
-        for timer in self._timers:
-            self.destroy_timer(timer)
-        self._timers = []
-        with self.lock:
-            self.monitor.deactivate()
-            self._halt()  # nothing watches the kitchen any more: leave it halted
-            self._report(force=True)
-        return TransitionCallbackReturn.SUCCESS
-
-    def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:
-        self._destroy_entities()
-        self.monitor = None
-        return TransitionCallbackReturn.SUCCESS
-
-    def on_shutdown(self, state: LifecycleState) -> TransitionCallbackReturn:
-        self._destroy_entities()
-        return TransitionCallbackReturn.SUCCESS
-
     # -- the stop path --------------------------------------------------------------------
     def _halt(self) -> None:
         """Publish the halt: the arm's hold point (see convert.halt_trajectory_msg), then heater off.
@@ -424,6 +365,9 @@ class SafetyMonitorNode(LatchPersistence, LifecycleNode):
 
     @_fail_safe
     def _on_check(self) -> None:
+        if self._arming:
+            self._arm_when_ready()
+            return
         now = time.monotonic()
         halt = self.monitor.tick(now)
         if halt or (self.monitor.keep_commanding and now - self._last_recommand >= self._p("recommand_period_s")):
@@ -508,33 +452,18 @@ class SafetyMonitorNode(LatchPersistence, LifecycleNode):
                 self._incident(item)
             if force or monitor.arbiter.changes != self._reported_changes:
                 self._reported_changes = monitor.arbiter.changes
-                self._status_pub.publish(status_msg(monitor, self.get_clock().now().to_msg(), self._trigger_ros_time))
+                self._status_pub.publish(status_msg(monitor, self.get_clock().now().to_msg(), self._trigger_ros_time,
+                                                    self._waiting))
                 self._persist_latch()
             now = time.monotonic()
             if force and now - self._last_diag >= 1.0:
                 self._last_diag = now
-                self._diag_pub.publish(diagnostics(monitor, self.get_clock().now().to_msg(), self._p("device_id")))
+                self._diag_pub.publish(diagnostics(monitor, self.get_clock().now().to_msg(), self._p("device_id"),
+                                                   self._waiting))
         except Exception as exc:  # reporting must never break the stop path
             self.get_logger().error(f"reporting failed: {exc!r}")
 
-    # -- on the way out -------------------------------------------------------------------
-    def halt_on_exit(self, timeout_s: float = EXIT_HALT_TIMEOUT_S) -> str:
-        """Publish the halt and wait (bounded) for 0 W and standstill read after it."""
-        with self.lock:
-            if self.monitor is None or not self._entities:
-                return "not configured: nothing to halt"
-            t0 = last = time.monotonic()
-            self._halt()
-        while time.monotonic() - t0 < timeout_s:
-            time.sleep(0.01)
-            with self.lock:
-                if self.monitor.halted_since(t0):
-                    return f"kitchen halted (0 W, standstill) {time.monotonic() - t0:.2f} s after the exit halt"
-                if time.monotonic() - last >= self._p("recommand_period_s"):
-                    last = time.monotonic()
-                    self._halt()
-        return f"0 W and standstill not confirmed within {timeout_s:g} s of the exit halt"
-
+    # -- incidents as events ---------------------------------------------------------------
     def _incident(self, item) -> None:
         if item.action == "cleared":
             kind = incidents.CLEARED
@@ -562,21 +491,6 @@ class SafetyMonitorNode(LatchPersistence, LifecycleNode):
             specversion="1.0", id=event["id"], source=event["source"], type=event["type"], subject=device,
             time=event["time"], cookwalaseq=self._event_seq, cookwalalatency="local_safety",
             datacontenttype="application/json", data=incidents.data_text(event)))
-
-    # -- start-up -------------------------------------------------------------------------
-    def autostart(self) -> None:
-        """Configure, then activate until the controllers are there (the node stays inactive meanwhile)."""
-        if self.trigger_configure() != TransitionCallbackReturn.SUCCESS:
-            self.get_logger().fatal(f"cannot configure: {self.config_error}")
-            self.closing = True
-            return
-        while not self.closing and rclpy.ok(context=self.context):
-            if self.trigger_activate() == TransitionCallbackReturn.SUCCESS:
-                return
-            end = time.monotonic() + self._p("activation_retry_s")
-            while not self.closing and time.monotonic() < end:
-                time.sleep(0.05)
-
 
 def main(args: list[str] | None = None) -> int:
     """Spin both nodes in their own threads; the main thread only waits for a signal, so a

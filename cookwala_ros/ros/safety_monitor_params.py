@@ -55,9 +55,11 @@ SPECS: tuple[ParamSpec, ...] = (
     ParamSpec("device_packs", ["package://config/safety/device-pack.json"],
               "SafetyLimits pack files (JSON/YAML) merged with the standard's defaults, stricter wins."),
     ParamSpec("urdf_path", "", "Robot description for joint limits and the workspace check; empty = packaged arm."),
-    _positive("activation_timeout_s", 10.0, "How long activate waits for the arm and heater controllers to match."),
-    ParamSpec("autostart", True, "Configure and activate at start-up (retrying activation) instead of waiting for a manager."),
-    _positive("activation_retry_s", 2.0, "Pause between autostart activation attempts."),
+    _positive("activation_timeout_s", 10.0, "Once active, an error is logged if the arm and heater controllers "
+              "have not matched the halt topics and no heater state has come within this [s]; the monitor stays "
+              "unarmed until they have (it keeps waiting)."),
+    ParamSpec("autostart", True, "Configure and activate at start-up instead of waiting for a lifecycle manager "
+              "(change_state/get_state services)."),
     _positive("standstill_velocity", 0.01, "All |joint velocity| below this [rad/s] is standstill."),
     ParamSpec("heat_off_power_w", 1.0, "Heater power at or below this [W] is heat off.", minimum=0.0),
     _positive("heat_deadline_s", 1.0, "Heat must be off this long after a trigger (<= 1 s, CORE §6.2).", maximum=1.0),

@@ -19,13 +19,19 @@ DIAG_LEVELS = {"unconfigured": DiagnosticStatus.STALE, "armed": DiagnosticStatus
                "stopped": DiagnosticStatus.WARN, "fault": DiagnosticStatus.ERROR}
 
 
-def status_msg(monitor: Monitor, stamp: Time, trigger_at: Time | None) -> SafetyStatus:
+def _triggers(monitor: Monitor, waiting: list[str] | None) -> list[str]:
+    """The stop's triggers; while active but not yet armed (unconfigured), what arming waits for
+    too (`waiting:heater_state`, ...)."""
+    return monitor.arbiter.active_triggers + (list(waiting or []) if monitor.state == "unconfigured" else [])
+
+
+def status_msg(monitor: Monitor, stamp: Time, trigger_at: Time | None, waiting: list[str] | None = None) -> SafetyStatus:
     """The latched /cookwala/safety/status; `trigger_at` is the ROS time of the last trigger."""
     arbiter = monitor.arbiter
     ep = arbiter.episode
     msg = SafetyStatus(stamp=stamp, state=STATE_CODES[arbiter.state], state_label=arbiter.state,
                        active_limit_ids=[limit["id"] for limit in monitor.limits],
-                       limits_pack_id=monitor.pack["id"], active_triggers=arbiter.active_triggers)
+                       limits_pack_id=monitor.pack["id"], active_triggers=_triggers(monitor, waiting))
     msg.last_halt_command_latency_s = msg.last_standstill_latency_s = msg.last_heat_off_latency_s = math.nan
     if ep is not None:
         msg.last_trigger, msg.last_trigger_detail = ep.trigger, ep.detail
@@ -39,10 +45,11 @@ def status_msg(monitor: Monitor, stamp: Time, trigger_at: Time | None) -> Safety
     return msg
 
 
-def diagnostics(monitor: Monitor, stamp: Time, device_id: str) -> DiagnosticArray:
+def diagnostics(monitor: Monitor, stamp: Time, device_id: str, waiting: list[str] | None = None) -> DiagnosticArray:
     arbiter = monitor.arbiter
     ep = arbiter.episode
-    values = {"state": arbiter.state, "active_triggers": ",".join(arbiter.active_triggers),
+    triggers = _triggers(monitor, waiting)
+    values = {"state": arbiter.state, "active_triggers": ",".join(triggers),
               "pack": monitor.pack["id"], "fault": "; ".join(arbiter.fault_reasons),
               "motion_deadline_s": f"{arbiter.motion_deadline_s:g}", "heat_deadline_s": f"{arbiter.heat_deadline_s:g}"}
     if ep is not None:
@@ -50,8 +57,7 @@ def diagnostics(monitor: Monitor, stamp: Time, device_id: str) -> DiagnosticArra
                       standstill_latency_s=f"{ep.standstill_latency_s:.4f}",
                       heat_off_latency_s=f"{ep.heat_off_latency_s:.4f}")
     status = DiagnosticStatus(level=DIAG_LEVELS[arbiter.state], name="cookwala safety monitor",
-                              message=arbiter.state + (f": {', '.join(arbiter.active_triggers)}"
-                                                       if arbiter.active_triggers else ""),
+                              message=arbiter.state + (f": {', '.join(triggers)}" if triggers else ""),
                               hardware_id=device_id, values=[KeyValue(key=k, value=v) for k, v in values.items()])
     array = DiagnosticArray(status=[status])
     array.header.stamp = stamp

@@ -38,10 +38,15 @@ def test_node_names_stay_unique_under_a_node_remap(tmp_path):
         def names():
             return sorted(n for n, ns in node.get_node_names_and_namespaces() if n != "name_probe")
 
+        def stop_input_topics():
+            return dict(node.get_subscriber_names_and_types_by_node("my_monitor_stop_inputs", "/"))
+
         Probe.wait_for(lambda: len(names()) >= 2, 30.0, "the monitor's two nodes")
+        # its subscriptions come with configure, seconds after the nodes on a loaded host
+        Probe.wait_for(lambda: "/cookwala/estop" in stop_input_topics(), 30.0, "the stop inputs' subscriptions")
         time.sleep(1.0)  # anything else that would show up
         assert names() == ["my_monitor", "my_monitor_stop_inputs"]
-        topics = dict(node.get_subscriber_names_and_types_by_node("my_monitor_stop_inputs", "/"))
+        topics = stop_input_topics()
         assert "/cookwala/estop" in topics and "/clock" not in topics
         assert "/clock" in dict(node.get_subscriber_names_and_types_by_node("my_monitor", "/"))  # sim time there
     finally:

@@ -1,0 +1,84 @@
+"""The monitor under an external lifecycle manager (`autostart:=false`): configured and activated
+through the standard lifecycle services, it arms once the heater state arrives, and then stops
+the kitchen (halt, 0 W within 1 s).
+
+The heater starts only after the activation: the activate transition must answer at once
+(nothing may wait inside it for a message its own executor has to deliver), and the monitor
+must say what it waits for and stay unarmed until then.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+rclpy = pytest.importorskip("rclpy")
+
+from lifecycle_msgs.msg import State, Transition  # noqa: E402
+from lifecycle_msgs.srv import ChangeState, GetState  # noqa: E402
+
+from cookwala_msgs.msg import HeaterCommand  # noqa: E402
+from cookwala_msgs.srv import Stop  # noqa: E402
+from safety_kitchen import Probe, check_stop, drive, start_node, start_script, stop_processes  # noqa: E402
+
+MONITOR = "/safety_monitor"
+
+
+def transition(probe: Probe, client, transition_id: int) -> bool:
+    return probe.call(client, ChangeState.Request(transition=Transition(id=transition_id)), timeout=10.0).success
+
+
+def lifecycle_state(probe: Probe, client) -> int:
+    return probe.call(client, GetState.Request()).current_state.id
+
+
+def test_a_managed_monitor_is_activated_from_outside_and_stops_the_kitchen(tmp_path):
+    procs = [start_node("cookwala_ros.ros.arm_sim_node", {"initial_pose": "home"}),
+             # heat needs a live executor heartbeat; long lease: heartbeat loss is not under test here
+             start_script("safety_heartbeat_sender.py", args=("--ros-args", "-p", "lease_s:=2.0")),
+             start_node("cookwala_ros.ros.safety_monitor_node",
+                        {"autostart": False, "state_dir": str(tmp_path), "heartbeat_lease_s": 2.0,
+                         "activation_timeout_s": 30.0})]
+    probe = Probe()
+    change = probe.node.create_client(ChangeState, f"{MONITOR}/change_state")
+    get = probe.node.create_client(GetState, f"{MONITOR}/get_state")
+    try:
+        assert change.wait_for_service(timeout_sec=60.0), "no lifecycle services"
+        assert lifecycle_state(probe, get) == State.PRIMARY_STATE_UNCONFIGURED
+        time.sleep(1.0)
+        assert probe.status() is None  # not self-starting: nothing configured, nothing reported
+
+        assert transition(probe, change, Transition.TRANSITION_CONFIGURE)
+        assert lifecycle_state(probe, get) == State.PRIMARY_STATE_INACTIVE
+        # no heater yet: the transition answers at once (within the call's 10 s, a third of the
+        # 30 s activation_timeout_s a blocking wait would have used) and the monitor waits unarmed
+        assert transition(probe, change, Transition.TRANSITION_ACTIVATE)
+        assert lifecycle_state(probe, get) == State.PRIMARY_STATE_ACTIVE
+        waiting = probe.wait_for(lambda: (s := probe.status()) and "waiting:heater_state" in s.active_triggers and s,
+                                 10.0, "a status saying it waits for the heater state")
+        assert waiting.state_label == "unconfigured"
+        time.sleep(0.5)
+        assert probe.status().state_label == "unconfigured"  # never armed without a heater state
+
+        procs.append(start_node("cookwala_ros.ros.heater_sim_node", {"medium": "water", "medium_mass_kg": 1.0}))
+        armed = probe.wait_state("armed", timeout=60.0)
+        assert not armed.active_triggers
+        probe.wait_for(lambda: probe.last_heater() and probe.last_joints(), 30.0, "heater and joint states at the probe")
+
+        drive(probe, +1)  # arm sweeping, heater at full power, still armed
+        t_stop = time.monotonic()
+        reply = probe.call(probe.stop_client, Stop.Request(requested_by="test", reason="managed lifecycle"))
+        assert reply.accepted
+        check_stop(probe, t_stop, "stop_request")
+        assert probe.first_after(probe.heater_commands, t_stop, lambda m: m.mode == HeaterCommand.MODE_OFF
+                                 and m.source == "safety_monitor") is not None
+
+        # deactivated from outside: it leaves the kitchen halted and says it no longer watches
+        assert transition(probe, change, Transition.TRANSITION_DEACTIVATE)
+        assert lifecycle_state(probe, get) == State.PRIMARY_STATE_INACTIVE
+        probe.wait_state("unconfigured", timeout=5.0)
+        assert probe.last_heater().power_w <= 1.0
+    finally:
+        probe.close()
+        stop_processes(procs)
