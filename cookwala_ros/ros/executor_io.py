@@ -84,7 +84,7 @@ class DeviceIO:
     """Latest readings plus the command publishers; thread-safe."""
 
     def __init__(self, node: Node, device, values: dict, group, guard_group=None) -> None:
-        from cookwala_ros.sim.robot_description import load_arm
+        from cookwala_ros.robot.description import load_arm
 
         self.node = node
         self._lock = threading.Lock()

@@ -18,7 +18,7 @@ from cookwala_ros.core import dryrun
 from cookwala_ros.core.engine import Commands, Observation, RecipeRun, RunConfig
 from cookwala_ros.sim.arm_model import ArmModel, Trajectory, TrajectoryPoint
 from cookwala_ros.sim.heater import HeaterMode, SimHeater
-from cookwala_ros.sim.robot_description import default_arm, load_poses
+from cookwala_ros.robot.description import default_arm, load_poses
 from cookwala_ros.sim.thermal_model import SensorFault, ThermalConfig, ThermalModel
 
 REPO = pathlib.Path(__file__).resolve().parents[2]

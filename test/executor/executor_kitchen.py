@@ -12,7 +12,7 @@ import math
 from cookwala_ros.core.run_types import Commands, Observation
 from cookwala_ros.sim.arm_model import ArmModel, Trajectory, TrajectoryPoint
 from cookwala_ros.sim.heater import HeaterMode, SimHeater
-from cookwala_ros.sim.robot_description import default_arm, load_poses
+from cookwala_ros.robot.description import default_arm, load_poses
 from cookwala_ros.sim.thermal_model import ThermalConfig, ThermalModel
 
 START_S = 1_796_000_000.0  # 2026-11-29, epoch seconds: the sim clock of these tests
