@@ -60,7 +60,7 @@ def start_kitchen(real_time_factor: float) -> list[subprocess.Popen]:
 
 def start_executor(data_dir, **params) -> subprocess.Popen:
     values = {"use_sim_time": True, "data_dir": str(data_dir), "http_port": 0, "presence_default": True,
-              "tick_hz": 5.0, "heater_sim_node": "/heater_sim", "safety_monitor_node": "none",  # no monitor here
+              "tick_hz": 5.0, "safety_monitor_node": "none",  # no monitor here
               "heater_state_timeout_s": 1.0, "joint_state_timeout_s": 1.0}  # the kitchen scene's margins (loaded hosts)
     values.update(params)
     return start_node("cookwala_ros.ros.executor_node", values)
