@@ -326,8 +326,9 @@ class RecipeRun:
         if not self.is_final:
             self.builder.add_energy(power, dt)
             self.estimate.step(dt, power)
-            if not self.awaiting_contents:
-                self._correct_estimate(obs)
+            if self.awaiting_contents:  # the readings describe the old contents: not this step's trace
+                return
+            self._correct_estimate(obs)
             self.builder.sample(obs.now_s - self.start_time_s, finite(obs.medium_temp_c),
                                 finite(obs.pan_temp_c), power)
 
