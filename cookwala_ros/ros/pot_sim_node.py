@@ -39,7 +39,7 @@ from cookwala_ros.ros.params import ParamSpec, declare_parameters
 NODE_NAME = "pot_sim"
 FINAL = ("refused", "stopped", "completed", "failed")
 MASS_RANGE_KG = (0.01, 50.0)  # heater_sim's medium_mass_kg range
-PUMP_PERIOD_S = 0.05  # steady clock: retries of a call whose service was not there yet
+PUMP_PERIOD_S = 0.25  # steady clock: retries of a call whose service was not there yet (cheap when idle)
 
 PARAMETERS = (
     ParamSpec("device_file", "", "Device file (YAML) naming the executor's recipe library; empty = the "
