@@ -1,6 +1,7 @@
 """ament_python package cookwala_ros (also pip-installable into a venv)."""
 
 import os
+import runpy
 from glob import glob
 
 from setuptools import find_packages, setup
@@ -23,15 +24,8 @@ def shared_data_files():
 
 
 # ROS executables: `ros2 run cookwala_ros <name>` in a workspace, `<name>` on PATH in the venv.
-NODE_EXECUTABLES = {
-    "capabilities_node": "cookwala_ros.ros.capabilities_node:main",
-    "arm_sim": "cookwala_ros.ros.arm_sim_node:main",
-    "heater_sim": "cookwala_ros.ros.heater_sim_node:main",
-    "sim_clock": "cookwala_ros.ros.sim_clock_node:main",
-    "safety_monitor": "cookwala_ros.ros.safety_monitor_node:main",
-    "estop_button": "cookwala_ros.ros.estop_button_node:main",
-    "executor": "cookwala_ros.ros.executor_node:main",
-}
+# The table lives in the package (the scene runner reads it too); read here without importing it.
+NODE_EXECUTABLES = runpy.run_path(os.path.join("cookwala_ros", "bringup", "executables.py"))["NODE_EXECUTABLES"]
 
 setup(
     name=package_name,

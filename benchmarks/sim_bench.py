@@ -23,7 +23,7 @@ import numpy as np
 from cookwala_ros import bringup
 from cookwala_ros.sim.arm_model import ArmModel, Trajectory, TrajectoryPoint
 from cookwala_ros.sim.heater import SimHeater
-from cookwala_ros.sim.robot_description import default_arm, load_poses
+from cookwala_ros.robot.description import default_arm, load_poses
 from cookwala_ros.sim.thermal_model import ThermalConfig, ThermalModel
 from cookwala_ros.supervisor import ProcessSpec, Supervisor
 

@@ -265,7 +265,7 @@ def load_robot_files(config: DeviceConfig) -> RobotFiles | None:
     arm = config.raw.get("arm")
     if not arm:
         return None
-    from cookwala_ros.sim.robot_description import RobotDescriptionError, load_arm, load_poses
+    from cookwala_ros.robot.description import RobotDescriptionError, load_arm, load_poses
 
     urdf = config.resolve(arm["robot_description"])
     try:

@@ -15,6 +15,7 @@ import shlex
 import sys
 from typing import Any, Iterable
 
+from cookwala_ros.bringup.executables import NODE_EXECUTABLES
 from cookwala_ros.bringup.manifest import NodeSpec
 
 
@@ -48,6 +49,11 @@ def resolve_executable(package: str, executable: str) -> list[str]:
             if first.startswith(b"#!") and b"python" in first:
                 return [sys.executable, str(path)]
             return [str(path)]
+    own = NODE_EXECUTABLES.get(executable) if package == "cookwala_ros" else None
+    if own is not None:  # an install older than this checkout: run the module's entry point
+        module, _, function = own.partition(":")
+        code = f"import sys, importlib; sys.argv[0] = {executable!r}; sys.exit(importlib.import_module({module!r}).{function}())"
+        return [sys.executable, "-c", code]
     scripts = console_scripts(package)
     hint = f"its console scripts: {', '.join(scripts)}" if scripts else "no installed console scripts or ament executables found"
     raise ExecutableNotFound(f"package {package!r} has no executable {executable!r} ({hint})")

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from cookwala_ros.core import lifecycle, limits as limits_mod, motion, units
+from cookwala_ros.core import lifecycle, limits as limits_mod, motion, pot
 from cookwala_ros.core.conditions import UntilTracker
 from cookwala_ros.core.dryrun import NodePlan
 from cookwala_ros.core.execution_log import OUTCOME_FOR_STATE, LogBuilder, iso
@@ -26,7 +26,7 @@ from cookwala_ros.core.heat_control import PIController
 from cookwala_ros.core.heat_model import ThermalEstimate
 from cookwala_ros.core.run_types import (Commands, Observation, RunConfig, finite,  # noqa: F401 (re-exported)
                                          read_sensor)
-from cookwala_ros.core.steps import (HEATER_MEDIUM, SETUP_MEDIUM_SENSOR, HeatStep, HumanStep, MotionStep,
+from cookwala_ros.core.steps import (SETUP_MEDIUM_SENSOR, HeatStep, HumanStep, MotionStep,
                                      StepRunner, Verdict, runner_for)
 
 __all__ = ["RecipeRun", "Observation", "Commands", "RunConfig"]
@@ -34,6 +34,7 @@ __all__ = ["RecipeRun", "Observation", "Commands", "RunConfig"]
 PAN_SENSOR = "cw.sense.pan_surface_temp"
 HEATER_RESEND_S = 1.0  # re-send an unchanged heater command this often (keep-alive)
 HOME_RESEND_S = 2.0  # preparing: an arm standing away from home gets the home command again this often
+CONTENTS_WAIT_S = 30.0  # longest wait [s] for a hob that reports its contents to show a new set-up
 
 
 def _as_plan(entry: Any, i: int) -> NodePlan:
@@ -94,7 +95,9 @@ class RecipeRun:
         self._heater_last: tuple | None = None
         self._heater_last_at = -1e9
         self._setup: dict | None = None
-        self._servings_factor = self._servings_factor_of(recipe)
+        self._contents_shown = True  # the hob shows the set-up (or reports no contents)
+        self.awaiting_contents = False  # this tick, the hob still shows the pot's old contents
+        self._servings_factor = pot.servings_factor(recipe, self.config.servings)
         self.controller = PIController(self.config.max_heater_power_w)
         params = self.config.thermal
         self.estimate = ThermalEstimate(params, "pan_surface", 0.0, altitude_m=self.config.altitude_m)
@@ -198,67 +201,46 @@ class RecipeRun:
 
     @property
     def heater_setup(self) -> dict | None:
-        """What the hob was last told is in the pot ({medium, mass_kg, lid}), or None."""
+        """What the engine takes the pot to hold ({medium, mass_kg, lid}, core.pot), or None."""
         return self._setup
 
     def arm_to(self, pose: str) -> None:
         self._cmd.arm_pose = pose
 
     def heater_setup_for(self, node: dict, env_medium: str | None, obs: Observation) -> None:
-        """Tell the hob what is in the pot now (medium, mass, lid) and restart the estimate."""
-        current = self._setup or {}
-        medium = HEATER_MEDIUM.get(env_medium) or current.get("medium") or "water"
-        lid = (node.get("params") or {}).get("lid") == "on"
-        mass = round(self.node_mass_kg(node), 3)
+        """What is in the pot now (core.pot: medium, mass, lid): restart the estimate on a change."""
+        current = self._setup
+        setup = pot.contents(self.recipe, node, env_medium, self._servings_factor, current)
         self.controller.reset()
-        changed = (medium != current.get("medium") or lid != current.get("lid")
-                   or abs(mass - current.get("mass_kg", 0.0)) > 0.05 * max(mass, 1e-3))
-        if not changed:
+        if not pot.differs(current, setup):
             return
-        self._setup = {"medium": medium, "mass_kg": mass, "lid": lid}
-        self._cmd.heater_setup = dict(self._setup)
+        self._setup = setup
+        self._contents_shown = False
         est = self.estimate
-        same_medium = medium == current.get("medium")
+        same_medium = setup["medium"] == (current or {}).get("medium")
         # the observation in hand predates the new contents: keep the estimate, not the reading
-        self.estimate = ThermalEstimate(self.config.thermal, medium, mass, lid=lid, pan_c=est.pan_c,
-                                        medium_c=est.medium_c if same_medium else None,
+        self.estimate = ThermalEstimate(self.config.thermal, setup["medium"], setup["mass_kg"], lid=setup["lid"],
+                                        pan_c=est.pan_c, medium_c=est.medium_c if same_medium else None,
                                         altitude_m=self.config.altitude_m)
         self.setup_at = self._now()
 
-    # ------------------------------------------------------------------ ingredient mass
-
-    def _servings_factor_of(self, recipe: dict) -> float:
-        base = (recipe.get("yield") or {}).get("servings")
-        want = self.config.servings
-        if isinstance(base, (int, float)) and base > 0 and isinstance(want, (int, float)) and want > 0:
-            return float(want) / float(base)
-        return 1.0
+    def _await_contents(self, obs: Observation) -> bool:
+        """A hob that reports what its pot holds (obs.pot_medium) still shows the old contents:
+        its readings describe those, so a heat step does not judge them yet (at most
+        CONTENTS_WAIT_S). A hob that reports nothing is taken to hold what the recipe put in."""
+        if self._contents_shown or self._setup is None or obs.pot_medium is None:
+            return False
+        if pot.reported(self._setup, obs.pot_medium, finite(obs.pot_mass_kg)):
+            self._contents_shown = True
+            return False
+        if self.setup_at is not None and obs.now_s - self.setup_at > CONTENTS_WAIT_S:
+            self._contents_shown = True  # go on with what the sensors say
+            return False
+        return True
 
     def node_mass_kg(self, node: dict) -> float:
-        """Mass of every ingredient that has flowed into this node (water-like density for volumes)."""
-        grams: dict[str, float] = {}
-        for ing in self.recipe.get("ingredients") or []:
-            qty = ing.get("qty") if isinstance(ing, dict) else None
-            try:
-                grams[ing["ref"]] = float(units.convert(qty["value"], qty["unit"], "g", qty.get("densityGPerMl", 1)))
-            except Exception:  # pieces, unknown units: they do not count towards the thermal mass
-                continue
-        producers = {n.get("output"): n for n in self._nodes.values() if isinstance(n.get("output"), str)}
-        seen: set[str] = set()
-
-        def total(n: dict) -> float:
-            if n["id"] in seen:
-                return 0.0
-            seen.add(n["id"])
-            out = 0.0
-            for ref in n.get("inputs") or []:
-                if ref in grams:
-                    out += grams[ref]
-                elif ref in producers:
-                    out += total(producers[ref])
-            return out
-
-        return max(0.05, total(node) * self._servings_factor / 1000.0)
+        """Mass of every ingredient that has flowed into this node (core.pot.node_mass_kg)."""
+        return pot.node_mass_kg(self.recipe, node, self._servings_factor)
 
     # ------------------------------------------------------------------ state
 
@@ -340,9 +322,12 @@ class RecipeRun:
         power = finite(obs.heater_power_w)
         power = power if power is not None else (self._heater_last[1] if self._heater_last and
                                                  self._heater_last[0] == "power" else 0.0)
+        self.awaiting_contents = self._await_contents(obs)
         if not self.is_final:
             self.builder.add_energy(power, dt)
             self.estimate.step(dt, power)
+            if self.awaiting_contents:  # the readings describe the old contents: not this step's trace
+                return
             self._correct_estimate(obs)
             self.builder.sample(obs.now_s - self.start_time_s, finite(obs.medium_temp_c),
                                 finite(obs.pan_temp_c), power)

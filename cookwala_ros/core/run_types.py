@@ -42,6 +42,8 @@ class Observation:
     safety_armed: bool = True
     sensors_ok: dict = field(default_factory=dict)  # sensor id -> bool (False = disabled)
     readings: dict = field(default_factory=dict)  # other sensor id -> value (e.g. a core probe)
+    pot_medium: str | None = None  # what the hob reports its pot holds; None = it does not say
+    pot_mass_kg: float | None = None
 
 
 @dataclass
@@ -49,10 +51,9 @@ class Commands:
     heater: tuple | None = None  # None (no change) | ("off",) | ("power", W) | ("setpoint", °C)
     arm_pose: str | None = None  # named pose to go to
     arm_halt: bool = False
-    heater_setup: dict | None = None  # {"medium", "mass_kg", "lid"}: the sim applies it, hardware ignores it
 
     def is_empty(self) -> bool:
-        return self.heater is None and self.arm_pose is None and not self.arm_halt and self.heater_setup is None
+        return self.heater is None and self.arm_pose is None and not self.arm_halt
 
 
 @dataclass

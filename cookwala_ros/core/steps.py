@@ -25,15 +25,13 @@ from typing import TYPE_CHECKING, Any
 from cookwala_ros.core import conditions, heat_control, ladder, motion, plausibility, vocab
 from cookwala_ros.core.conditions import MET, MET_BY_TIME, PENDING, TIMED_OUT
 from cookwala_ros.core.execution_log import StepRecorder
+from cookwala_ros.core.pot import HEATER_MEDIUM  # noqa: F401 (re-exported)
 from cookwala_ros.core.run_types import Observation
 
 if TYPE_CHECKING:  # pragma: no cover
     from cookwala_ros.core.dryrun import NodePlan
     from cookwala_ros.core.engine import RecipeRun
 
-# envelope medium -> what the hob's pot holds (the heater_setup medium)
-HEATER_MEDIUM = {"water": "water", "steam": "water", "pressure": "water", "oil": "oil", "air": "air",
-                 "pan_surface": "pan_surface"}
 # envelope medium -> the sensor that measures it
 MEDIUM_SENSOR = {"water": "cw.sense.liquid_temp", "steam": "cw.sense.chamber_temp", "pressure": "cw.sense.liquid_temp",
                  "oil": "cw.sense.oil_temp", "air": "cw.sense.oven_air_temp", "pan_surface": "cw.sense.pan_surface_temp",
@@ -319,7 +317,7 @@ class HeatStep(StepRunner):
         return est_value, True
 
     def tick(self, obs: Observation, dt: float, active: bool) -> Verdict:
-        if self.run.setup_at is not None and obs.now_s <= self.run.setup_at:
+        if self.run.setup_at is not None and obs.now_s <= self.run.setup_at or self.run.awaiting_contents:
             return GO_ON  # readings taken before the pot's contents changed say nothing about them
         value, estimated = self._measure(obs)
         if self.mode == "sensor":

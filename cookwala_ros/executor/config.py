@@ -21,6 +21,8 @@ from cookwala_ros.device import (
     load_trusted_keys,
 )
 
+DEFAULT_DATA_DIR = "~/.local/share/cookwala_ros"
+
 
 class DevicePorts(Protocol):
     """What the service asks the device outside the tick (the ROS node implements it)."""
@@ -76,6 +78,19 @@ class StaticPorts:
             self.stop_reasons.append(stop_reason)
 
 
+def data_dir_of(device: DeviceConfig, data_dir: str | pathlib.Path | None = None) -> pathlib.Path:
+    """The executor's data folder: `data_dir`, else the device file's executor.data_dir."""
+    return pathlib.Path(data_dir or device.executor.get("data_dir") or DEFAULT_DATA_DIR).expanduser()
+
+
+def library_dir_of(device: DeviceConfig, data_dir: str | pathlib.Path | None = None) -> pathlib.Path:
+    """The recipe library the executor cooks from (decision 5): the device file's
+    executor.recipe_library, else <data dir>/recipes. Others that read the same recipes (the
+    simulated kitchen's pot_sim) find them here too."""
+    library = device.executor.get("recipe_library")
+    return device.resolve(library) if library else data_dir_of(device, data_dir) / "recipes"
+
+
 @dataclass
 class ExecutorConfig:
     data_dir: pathlib.Path
@@ -113,7 +128,7 @@ class ExecutorConfig:
     def from_device(cls, device: DeviceConfig, data_dir: str | pathlib.Path | None = None,
                     **overrides) -> "ExecutorConfig":
         section = device.executor
-        data = data_dir or section.get("data_dir") or "~/.local/share/cookwala_ros"
+        data = data_dir_of(device, data_dir)
         library = section.get("recipe_library") or None
         robot = load_robot_files(device)
         limits = _effective_limits(device, section.get("safety_limits") or [])

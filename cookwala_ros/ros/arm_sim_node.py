@@ -32,7 +32,7 @@ from cookwala_ros.ros import qos
 from cookwala_ros.ros.convert import trajectory_data
 from cookwala_ros.ros.params import ParameterError, ParamSpec, comma_list, declare_parameters, reject_invalid
 from cookwala_ros.sim.arm_model import ArmFaults, ArmModel, Trajectory, TrajectoryError, TrajectoryPoint
-from cookwala_ros.sim.robot_description import RobotDescriptionError, load_arm, load_poses
+from cookwala_ros.robot.description import RobotDescriptionError, load_arm, load_poses
 from cookwala_ros.sim.sim_time import SimTime
 
 NODE_NAME = "arm_sim"

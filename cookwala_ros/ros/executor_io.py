@@ -37,12 +37,10 @@ point, timed from the URDF velocity limits at half speed; a halt is every joint 
 where the latest joint state puts it, as the JointTrajectoryController accepts: see
 `convert.halt_trajectory_msg`).
 
-The engine's `heater_setup` (what the pot holds now) means nothing to a real hob; with the
-simulated one it becomes the heater sim node's `medium`, `medium_mass_kg` and `lid` parameters,
-set together with one asynchronous SetParametersAtomically call (never waited on in the control tick) when the
-executor's `heater_sim_node` parameter names that node. Until the heater state shows the new
-contents (or HOLD_MAX_S passes, or the call fails) the readings still describe the old ones, so
-the executor holds its control tick meanwhile (`HeaterSimContents.holding()`).
+What the hob reports its pot holds (HeaterState `medium`, `medium_mass_kg`; a hob that does not
+say leaves `medium` empty) goes into the observation: the engine does not judge readings of a
+heat step until the hob shows the contents the step heats (core.pot). The executor never sets
+up a simulator: in the simulated kitchen, pot_sim puts in the pot what the running step heats.
 """
 
 from __future__ import annotations
@@ -53,8 +51,6 @@ import threading
 import time
 
 from builtin_interfaces.msg import Duration
-from rcl_interfaces.srv import SetParametersAtomically
-from rclpy.parameter import Parameter
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -73,18 +69,16 @@ UNGUARDED = "none"  # safety_monitor_node parameter value: run without a monitor
 POSE_TOLERANCE_RAD = 0.01
 MOVING_RAD_S = 1e-3
 PAN_SENSOR = "cw.sense.pan_surface_temp"
-SIM_MASS_RANGE_KG = (0.01, 50.0)  # heater_sim's medium_mass_kg range
 LIMITS_TIMEOUT_S = 1.0  # longest wait [s] for the safety monitor's GetSafetyLimits
 STARTUP_GRACE_S = 15.0  # a driver never heard from counts as silent this long after the executor started [s]
 MONITOR_STOP_WAIT_S = 0.5  # after asking the monitor to stop, its halt is awaited this long [s, steady]
-HOLD_MAX_S = 2.0  # longest wait [s, steady clock] for the sim hob to show new contents
 
 
 class DeviceIO:
     """Latest readings plus the command publishers; thread-safe."""
 
     def __init__(self, node: Node, device, values: dict, group, guard_group=None) -> None:
-        from cookwala_ros.sim.robot_description import load_arm
+        from cookwala_ros.robot.description import load_arm
 
         self.node = node
         self._lock = threading.Lock()
@@ -128,7 +122,6 @@ class DeviceIO:
         override = values.get("safety_monitor_node") or ""
         monitor = ("" if override == UNGUARDED else override or section.get("safety_monitor_node", "/safety_monitor")).rstrip("/")
         self.watch = MonitorWatch(monitor, values["safety_status_timeout_s"])
-        self.heater_sim = HeaterSimContents(node, values.get("heater_sim_node") or "", group)
         self.trajectory_pub = node.create_publisher(JointTrajectory, arm.get("trajectory_topic", "/arm_controller/joint_trajectory"), qos.command())
         self.heater_pub = node.create_publisher(HeaterCommand, heater.get("command_topic", "/heater/command"), qos.command())
         self.heater_state_topic = heater.get("state_topic", "/heater/state")
@@ -149,7 +142,6 @@ class DeviceIO:
     def _on_heater(self, msg: HeaterState) -> None:
         with self._lock:
             self.heater_state, self._heater_at = msg, (time.monotonic(), self._ros_now())
-        self.heater_sim.observe(msg)
 
     def _on_joints(self, msg: JointState) -> None:
         with self._lock:
@@ -357,6 +349,8 @@ class DeviceIO:
             obs.medium_temp_c = heater.medium_temp_c if heater.medium_sensor_ok and math.isfinite(heater.medium_temp_c) else None
             obs.pan_temp_c = heater.pan_surface_temp_c if heater.pan_sensor_ok and math.isfinite(heater.pan_surface_temp_c) else None
             obs.heater_power_w = heater.power_w
+            if heater.medium:  # the hob says what its pot holds
+                obs.pot_medium, obs.pot_mass_kg = heater.medium, float(heater.medium_mass_kg)
             if heater.fault != HeaterState.FAULT_NONE:
                 obs.heater_fault = {1: "relay_welded", 2: "sensor_disconnected", 3: "overtemp"}.get(heater.fault, "fault")
         return obs
@@ -373,8 +367,6 @@ class DeviceIO:
 
     def apply(self, commands: Commands) -> None:
         """Publish the engine's commands; under the stop latch only heat-off and the halt pass."""
-        if commands.heater_setup:
-            self.heater_sim.request(commands.heater_setup)
         with self._cmd_lock:
             if commands.heater is not None:
                 self._heater(commands.heater)
@@ -441,95 +433,3 @@ class DeviceIO:
                                      time_from_start=Duration(sec=int(duration), nanosec=int((duration % 1) * 1e9)))
         self.trajectory_pub.publish(JointTrajectory(joint_names=names, points=[point]))
 
-
-class HeaterSimContents:
-    """Sends the engine's heater set-up to the simulated hob's parameters, asynchronously.
-
-    Without a node name it does nothing (a real heater). The newest set-up wins: one still
-    waiting for the service, or sent while an earlier call is in flight, goes out from `pump()`
-    (called every control tick) once the service is there and the earlier call has answered.
-    `holding()` is true from a set-up until a HeaterState shows it (bounded by HOLD_MAX_S).
-    """
-
-    def __init__(self, node: Node, sim_node: str, group) -> None:
-        self.node = node
-        self.sim_node = sim_node.rstrip("/")
-        self._client = node.create_client(SetParametersAtomically, f"{self.sim_node}/set_parameters_atomically", callback_group=group) \
-            if self.sim_node else None
-        self._lock = threading.Lock()
-        self._pending: dict | None = None
-        self._in_flight = False
-        self._warned_unavailable = False
-        self._awaited: dict | None = None  # the set-up the heater state must show
-        self._awaited_since = 0.0
-        self.applied: list[dict] = []  # set-ups the sim accepted, in order (diagnostics, tests)
-
-    def request(self, setup: dict) -> None:
-        if self._client is None:
-            return
-        setup = dict(setup, mass_kg=min(max(float(setup.get("mass_kg", 1.0)), SIM_MASS_RANGE_KG[0]), SIM_MASS_RANGE_KG[1]))
-        with self._lock:
-            self._pending = setup
-            self._awaited, self._awaited_since = setup, time.monotonic()
-        self.pump()
-
-    def holding(self) -> bool:
-        """Whether the heater readings may still describe the pot's previous contents."""
-        with self._lock:
-            if self._awaited is None:
-                return False
-            if time.monotonic() - self._awaited_since <= HOLD_MAX_S:
-                return True
-            setup, self._awaited = self._awaited, None
-        self.node.get_logger().warning(f"{self.sim_node} did not show the pot set-up {setup} within {HOLD_MAX_S:g} s; "
-                                       "going on with its readings")
-        return False
-
-    def observe(self, state: HeaterState) -> None:
-        """A heater state arrived: stop holding once it shows the awaited contents."""
-        with self._lock:
-            setup = self._awaited
-            if setup is None or state.medium != setup["medium"]:
-                return
-            if setup["medium"] != "pan_surface" and abs(state.medium_mass_kg - setup["mass_kg"]) > 1e-3 * max(1.0, setup["mass_kg"]):
-                return
-            self._awaited = None
-
-    def pump(self) -> None:
-        """Send the pending set-up if the service is up and no call is in flight; never blocks."""
-        if self._client is None:
-            return
-        with self._lock:
-            if self._pending is None or self._in_flight:
-                return
-            if not self._client.service_is_ready():
-                if not self._warned_unavailable:
-                    self.node.get_logger().warning(f"{self._client.srv_name} is not available yet; "
-                                                   "the pot set-up waits for it")
-                    self._warned_unavailable = True
-                return
-            setup, self._pending, self._in_flight = self._pending, None, True
-        request = SetParametersAtomically.Request()
-        request.parameters = [Parameter("medium", value=str(setup["medium"])).to_parameter_msg(),
-                              Parameter("medium_mass_kg", value=setup["mass_kg"]).to_parameter_msg(),
-                              Parameter("lid", value=bool(setup.get("lid"))).to_parameter_msg()]
-        future = self._client.call_async(request)
-        future.add_done_callback(lambda done: self._on_response(done, setup))
-
-    def _on_response(self, future, setup: dict) -> None:
-        with self._lock:
-            self._in_flight = False
-        try:
-            result = future.result().result
-            problem = None if result.successful else f"refused by {self.sim_node}: {result.reason}"
-        except Exception as exc:  # noqa: BLE001 - a failed call is logged, cooking goes on (sensors tell the truth)
-            problem = f"not applied to {self.sim_node}: {exc}"
-        if problem:
-            with self._lock:
-                if self._awaited is setup:
-                    self._awaited = None  # it will not show: stop holding
-            self.node.get_logger().error(f"pot set-up {setup} {problem}")
-        else:
-            self.applied.append(setup)
-            self.node.get_logger().info(f"pot set-up applied to {self.sim_node}: {setup}")
-        self.pump()  # a newer set-up may have arrived meanwhile

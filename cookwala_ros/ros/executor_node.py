@@ -85,8 +85,6 @@ PARAMETERS = (
     ParamSpec("presence_stale_s", 5.0, "Presence older than this [s, steady clock] counts as nobody present.",
               minimum=0.1, maximum=3600.0),
     ParamSpec("presence_default", False, "Whether a person counts as present before any /cookwala/presence message."),
-    ParamSpec("heater_sim_node", "", "Simulated heater node (e.g. /heater_sim) that gets the engine's pot set-up "
-              "(medium, mass, lid) as parameters; empty = a real heater, nothing sent."),
     ParamSpec("disabled_sensors", "", "Comma-separated cw.sense.* ids treated as unusable (e.g. to test the ladder).",
               read_only=False),
     ParamSpec("safety_monitor_node", "", "Safety monitor that must be alive and armed before and while cooking: "
@@ -212,9 +210,6 @@ class ExecutorNode(Node):
         now = self._ros_now()
         if now <= 0:
             return  # no /clock yet under sim time
-        if self.io.heater_sim.holding():  # the sim pot is being refilled: its readings describe the old contents
-            self.io.heater_sim.pump()
-            return
         self._tick_started = time.monotonic()
         try:
             commands = self.service.tick(now, self.io.observation(now))
@@ -226,7 +221,6 @@ class ExecutorNode(Node):
             raise
         finally:
             self._tick_started = None
-        self.io.heater_sim.pump()
 
     def _stop_if_latched(self) -> None:
         """A running execution whose commands the stop latch holds back is stopped, with the reason."""

@@ -23,8 +23,8 @@ sending, and the hold ends `safety_hold_s` later.
 Faults for safety tests, settable while running: `fault.medium_sensor` and `fault.pan_sensor`
 (none | disconnected | stuck), `fault.relay_welded`.
 
-The pot's contents are settable while running too: `medium`, `medium_mass_kg` and `lid` (the
-executor sets them from the engine's heater set-up when an ingredient goes in). One
+The pot's contents are settable while running too: `medium`, `medium_mass_kg` and `lid` (in the
+kitchen scene pot_sim sets them when a heat step starts, as the executor's status shows). One
 SetParametersAtomically call is applied at once, as one change: the pan keeps its temperature,
 the medium keeps its temperature only if it is the same medium (see ThermalModel.refilled); the
 command in force stays.

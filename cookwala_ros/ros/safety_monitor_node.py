@@ -82,7 +82,7 @@ from cookwala_ros.robot.joint_trajectory import HaltPlan, HoldBuilder
 from cookwala_ros.safety import incidents
 from cookwala_ros.safety import latch as latch_file
 from cookwala_ros.safety.device_rules import JointLimit
-from cookwala_ros.safety.kinematics import ToolKinematics
+from cookwala_ros.robot.kinematics import ToolKinematics
 from cookwala_ros.safety.monitor import HeaterReading, Monitor, MonitorConfig, food_class_of
 from cookwala_ros.safety.packs import PackError, load_effective_pack
 from cookwala_ros.safety.rules import PresenceReading
@@ -170,7 +170,7 @@ class SafetyMonitorNode(LatchPersistence, MonitorLifecycle, LifecycleNode):
         return load_effective_pack(paths, pack_id=f"{self._p('device_id')}-effective")
 
     def _load_arm(self):
-        from cookwala_ros.sim.robot_description import default_arm, load_arm
+        from cookwala_ros.robot.description import default_arm, load_arm
 
         arm = load_arm(self._p("urdf_path")) if self._p("urdf_path") else default_arm()
         limits = {j.name: JointLimit(j.lower, j.upper, j.max_velocity) for j in arm.joints}
@@ -207,7 +207,7 @@ class SafetyMonitorNode(LatchPersistence, MonitorLifecycle, LifecycleNode):
             return None if env is None else env.get("unattended")
 
         self.monitor = Monitor(pack, config, joint_limits, tool_position, unattended_of)
-        from cookwala_ros.sim.robot_description import default_arm, load_arm
+        from cookwala_ros.robot.description import default_arm, load_arm
 
         # the halt holds the arm where /joint_states last put it, braking within its acceleration limits
         arm = load_arm(self._p("urdf_path")) if self._p("urdf_path") else default_arm()

@@ -26,7 +26,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from cookwala_msgs.msg import HeaterCommand, HeaterState
 from cookwala_ros.ros import qos
-from cookwala_ros.sim.robot_description import default_arm, load_poses
+from cookwala_ros.robot.description import default_arm, load_poses
 
 TRAJECTORY_TOPIC = "/arm_controller/joint_trajectory"
 JOINT_STATES_TOPIC = "/joint_states"

@@ -16,9 +16,10 @@ import pytest
 
 from cookwala_ros.core import dryrun
 from cookwala_ros.core.engine import Commands, Observation, RecipeRun, RunConfig
+from cookwala_ros.core.pot import PotCook
 from cookwala_ros.sim.arm_model import ArmModel, Trajectory, TrajectoryPoint
 from cookwala_ros.sim.heater import HeaterMode, SimHeater
-from cookwala_ros.sim.robot_description import default_arm, load_poses
+from cookwala_ros.robot.description import default_arm, load_poses
 from cookwala_ros.sim.thermal_model import SensorFault, ThermalConfig, ThermalModel
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -79,17 +80,18 @@ class SimKitchen:
 
     # ------------------------------------------------------------------ commands
 
+    def put_in_pot(self, setup: dict) -> None:
+        """The cook changes what the pot holds (core.pot.PotCook says what); the command stays."""
+        self.setups.append(dict(setup))
+        same = setup["medium"] == self.thermal.config.medium
+        mode, power, setpoint = self.heater.mode, self.heater.power_command_w, self.heater.setpoint_c
+        self._new_pot(setup["medium"], setup["mass_kg"], bool(setup.get("lid")), pan_c=self.thermal.pan_c,
+                      medium_c=self.thermal.medium_c if same else None)
+        self.heater.command(mode, power, setpoint)
+
     def apply(self, cmds: Commands) -> None:
         if not cmds.is_empty():
             self.commands.append(cmds)
-        if cmds.heater_setup:
-            setup = cmds.heater_setup
-            self.setups.append(dict(setup))
-            same = setup["medium"] == self.thermal.config.medium
-            mode, power, setpoint = self.heater.mode, self.heater.power_command_w, self.heater.setpoint_c
-            self._new_pot(setup["medium"], setup["mass_kg"], bool(setup.get("lid")), pan_c=self.thermal.pan_c,
-                          medium_c=self.thermal.medium_c if same else None)
-            self.heater.command(mode, power, setpoint)
         if cmds.heater:
             kind = cmds.heater[0]
             if kind == "off":
@@ -151,9 +153,13 @@ class SimKitchen:
         """Tick until the run is final, `until(engine, kitchen)` is true, or limit_s of sim time."""
         changes = []
         waiting_since = None
+        cook = PotCook(engine.recipe, engine.config.servings)  # follows the run's status, as pot_sim does
         while self.t <= limit_s:
             cmds = engine.tick(self.observe())
             self.apply(cmds)
+            setup = cook.step(engine.status().get("node"))
+            if setup is not None:
+                self.put_in_pot(setup)
             changes.extend(engine.drain_changes())
             if on_tick:
                 on_tick(engine, self)
@@ -194,7 +200,8 @@ def soup() -> dict:
 
 def test_kitchen_applies_power_and_setup():
     kitchen = SimKitchen()
-    kitchen.apply(Commands(heater_setup={"medium": "water", "mass_kg": 1.0, "lid": False}, heater=("power", 1500.0)))
+    kitchen.put_in_pot({"medium": "water", "mass_kg": 1.0, "lid": False})
+    kitchen.apply(Commands(heater=("power", 1500.0)))
     for _ in range(50):
         kitchen.step()
     obs = kitchen.observe()

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import math
 
+from cookwala_ros.core.pot import PotCook
 from cookwala_ros.core.run_types import Commands, Observation
 from cookwala_ros.sim.arm_model import ArmModel, Trajectory, TrajectoryPoint
 from cookwala_ros.sim.heater import HeaterMode, SimHeater
-from cookwala_ros.sim.robot_description import default_arm, load_poses
+from cookwala_ros.robot.description import default_arm, load_poses
 from cookwala_ros.sim.thermal_model import ThermalConfig, ThermalModel
 
 START_S = 1_796_000_000.0  # 2026-11-29, epoch seconds: the sim clock of these tests
@@ -33,6 +34,7 @@ class Kitchen:
         self.monitor_limits: dict | None = None  # the pack a safety monitor enforces, if there is one
         self.sensors_ok: dict = {}
         self.commands: list[Commands] = []
+        self._cook: tuple | None = None  # (execution, PotCook) being followed
 
     @staticmethod
     def _heater(medium: str, mass_kg: float) -> SimHeater:
@@ -66,9 +68,6 @@ class Kitchen:
             return
         if not commands.is_empty():
             self.commands.append(commands)
-        if commands.heater_setup:
-            setup = commands.heater_setup
-            self.heater = self._heater(setup.get("medium", "water"), setup.get("mass_kg") or 1.0)
         if commands.heater is not None:
             kind = commands.heater[0]
             if kind == "off":
@@ -81,6 +80,23 @@ class Kitchen:
             self.arm.stop()
         elif commands.arm_pose:
             self.arm.command(self.trajectory_to(commands.arm_pose))
+
+    def follow(self, svc) -> None:
+        """Play the cook as pot_sim does over ROS: from the service's public status and log
+        (recipe, hash, servings) and its library, put in the pot what each heat step heats."""
+        execution = svc.active_execution()
+        if execution is None:
+            return
+        if self._cook is None or self._cook[0] != execution:
+            log = svc.get_log(execution)
+            found = svc.library.find(log["recipe"], log.get("recipeHash"))
+            self._cook = (execution, PotCook(found.document, log.get("servings")) if found else None)
+        cook = self._cook[1]
+        setup = cook.step((svc.get_status(execution).get("step") or {}).get("node")) if cook else None
+        if setup is not None:  # a fresh pot; the command in force stays
+            mode, power, setpoint = self.heater.mode, self.heater.power_command_w, self.heater.setpoint_c
+            self.heater = self._heater(setup["medium"], setup["mass_kg"])
+            self.heater.command(mode, power, setpoint)
 
     def trajectory_to(self, pose: str) -> Trajectory:
         target = self.poses[pose]
@@ -130,6 +146,7 @@ def drive(svc, kitchen: Kitchen, until, dt: float = 0.2, max_s: float = 4 * 3600
     end = kitchen.now + max_s
     while kitchen.now < end:
         kitchen.apply(svc.tick(kitchen.now, kitchen.observe()))
+        kitchen.follow(svc)
         if until():
             return True
         if on_tick is not None:

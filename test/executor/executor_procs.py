@@ -49,18 +49,23 @@ def stop_processes(procs) -> None:
             proc.wait()
 
 
-def start_kitchen(real_time_factor: float) -> list[subprocess.Popen]:
+def start_kitchen(real_time_factor: float, data_dir=None) -> list[subprocess.Popen]:
+    """Clock, arm and hob; with the executor's `data_dir`, also pot_sim, which fills the pot from
+    the recipes there (without it the pot keeps heater_sim's 1 kg of water)."""
     sim = {"use_sim_time": True}
-    return [
+    procs = [
         start_node("cookwala_ros.ros.sim_clock_node", {"real_time_factor": real_time_factor}),
         start_node("cookwala_ros.ros.arm_sim_node", {**sim, "publish_rate_hz": 50.0}),
         start_node("cookwala_ros.ros.heater_sim_node", sim),
     ]
+    if data_dir is not None:
+        procs.append(start_node("cookwala_ros.ros.pot_sim_node", {**sim, "data_dir": str(data_dir)}))
+    return procs
 
 
 def start_executor(data_dir, **params) -> subprocess.Popen:
     values = {"use_sim_time": True, "data_dir": str(data_dir), "http_port": 0, "presence_default": True,
-              "tick_hz": 5.0, "heater_sim_node": "/heater_sim", "safety_monitor_node": "none",  # no monitor here
+              "tick_hz": 5.0, "safety_monitor_node": "none",  # no monitor here
               "heater_state_timeout_s": 1.0, "joint_state_timeout_s": 1.0}  # the kitchen scene's margins (loaded hosts)
     values.update(params)
     return start_node("cookwala_ros.ros.executor_node", values)

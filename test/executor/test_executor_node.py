@@ -11,7 +11,10 @@ import pytest
 from executor_recipes import boil_recipe, request_for
 from executor_procs import Client, goal_for, start_executor, start_kitchen, start_node, stop_processes, wait_exit
 from cookwala_msgs.action import ExecuteNode
+from cookwala_msgs.msg import HeaterState
 from cookwala_msgs.srv import GetCapabilities, GetSafetyLimits, Stop
+from cookwala_ros.core import pot
+from cookwala_ros.ros import names, qos
 from cookwala_ros.executor.store import Store
 from rclpy.action import ActionClient
 from ros_helpers import RosHarness
@@ -44,7 +47,7 @@ def drive_to_end(ros, client: Client, result_future, execution_of, timeout: floa
 @pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_sample_soup_completes_through_the_action(library, soup):
-    procs = start_kitchen(real_time_factor=150.0)
+    procs = start_kitchen(real_time_factor=150.0, data_dir=library)
     procs.append(start_executor(library))
     try:
         with RosHarness() as ros:
@@ -71,6 +74,37 @@ def test_sample_soup_completes_through_the_action(library, soup):
             assert seqs == sorted(seqs) and len(seqs) == len(set(seqs))
             assert events[-1]["type"] == "cookwala.execution.completed"
             assert [f.seq for f in client.feedback] == sorted(f.seq for f in client.feedback)
+    finally:
+        stop_processes(procs)
+
+
+@pytest.mark.timeout(120)
+def test_pot_sim_puts_in_the_pot_what_each_heat_step_heats(library, soup):
+    """The executor has no simulator parameter: pot_sim follows its status and log, reads the
+    recipe from the same library and sets the sim hob's contents (core.pot, as the engine assumes)."""
+    procs = start_kitchen(real_time_factor=100.0, data_dir=library)
+    procs.append(start_executor(library))
+    try:
+        with RosHarness() as ros:
+            client = Client(ros)
+            assert client.wait_ready(), "executor did not come up"
+            states = ros.collect(ros.node("pot_watch"), HeaterState, names.HEATER_STATE, qos.sensor())
+            request = request_for(soup)  # 2 servings of a recipe for 4: half of every quantity
+            nodes = {n["id"]: n for n in soup["process"]["nodes"]}
+            factor = pot.servings_factor(soup, request["servings"])
+            sweat = pot.contents(soup, nodes["n1"], "pan_surface", factor)
+            simmer = pot.contents(soup, nodes["n3"], "water", factor, sweat)
+            assert simmer["mass_kg"] == pytest.approx((20 + 150 + 6 + 800 + 500) / 2000.0)
+
+            def shows(contents) -> bool:
+                return any(pot.reported(contents, s.medium, s.medium_mass_kg) for s in list(states))
+
+            assert client.send(goal_for(request)).accepted
+            assert not shows(sweat) and not shows(simmer)  # the hob starts with 1 kg of water
+            assert ros.wait_for(lambda: shows(sweat), timeout=60), {(s.medium, s.medium_mass_kg) for s in states}
+            assert ros.wait_for(lambda: shows(simmer), timeout=60), {(s.medium, s.medium_mass_kg) for s in states}
+            execution = next(s.id for s in client.statuses if s.request == request["id"])
+            assert json.loads(client.statuses[-1].status_json)["state"] != "stopped", execution
     finally:
         stop_processes(procs)
 

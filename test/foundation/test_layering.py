@@ -84,3 +84,75 @@ def test_checker_sees_every_import_form(tmp_path):
     found = imported_modules(sample)
     assert "rclpy.node" in found and "rclpy.qos" in found and "os" in found
     assert "rclpy" not in found  # the string literal is not an import
+
+
+# Simulator code stays in the simulated kitchen: only the sim nodes (and the sim package itself)
+# import cookwala_ros.sim; the executor and the safety monitor never reach it, not even through
+# another module of the package (the robot model they share lives in cookwala_ros/robot/).
+SIM_PACKAGE = "cookwala_ros.sim"
+SIM_NODES = ("ros/sim_demo.py", "ros/sim_clock_node.py")
+PRODUCTION_ENTRY_POINTS = ("cookwala_ros.ros.executor_node", "cookwala_ros.ros.safety_monitor_node")
+
+
+def _is_sim_node(path: pathlib.Path) -> bool:
+    rel = path.relative_to(PACKAGE).as_posix()
+    return rel in SIM_NODES or (rel.startswith("ros/") and rel.endswith("_sim_node.py"))
+
+
+def _imports_sim(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if m == SIM_PACKAGE or m.startswith(SIM_PACKAGE + "."))
+
+
+def _module_file(module: str) -> pathlib.Path | None:
+    parts = module.split(".")
+    if parts[0] != "cookwala_ros":
+        return None
+    base = PACKAGE.parent.joinpath(*parts)
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _closure(module: str) -> dict[str, set[str]]:
+    """Every cookwala_ros module `module` imports, directly or through others: module -> its imports."""
+    seen: dict[str, set[str]] = {}
+    todo = [module]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        path = _module_file(name)
+        if path is None:
+            continue
+        seen[name] = imported_modules(path)
+        for imported in seen[name]:
+            parts = imported.split(".")
+            todo.extend(".".join(parts[:i]) for i in range(2, len(parts) + 1))  # packages' __init__ too
+    return seen
+
+
+def test_only_sim_nodes_import_the_simulator():
+    offenders = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if (PACKAGE / "sim") in path.parents or _is_sim_node(path):
+            continue
+        bad = _imports_sim(imported_modules(path))
+        if bad:
+            offenders[str(path.relative_to(PACKAGE.parent))] = bad
+    assert offenders == {}, f"only sim nodes may import {SIM_PACKAGE}: {offenders}"
+
+
+def test_executor_and_monitor_never_reach_the_simulator():
+    for entry in PRODUCTION_ENTRY_POINTS:
+        closure = _closure(entry)
+        assert len(closure) > 5, f"{entry}: import closure not followed ({sorted(closure)})"
+        reached = {name: _imports_sim(imports) for name, imports in closure.items() if _imports_sim(imports)}
+        assert reached == {}, f"{entry} reaches the simulator through {reached}"
+
+
+def test_the_sim_rule_sees_a_sim_import(tmp_path):
+    assert _imports_sim({"cookwala_ros.sim.heater", "cookwala_ros.robot.description"}) == ["cookwala_ros.sim.heater"]
+    assert _is_sim_node(PACKAGE / "ros" / "heater_sim_node.py") and not _is_sim_node(PACKAGE / "ros" / "executor_node.py")
+    closure = _closure("cookwala_ros.ros.arm_sim_node")
+    assert "cookwala_ros.sim.arm_model" in closure  # the closure follows into the sim package

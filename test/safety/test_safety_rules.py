@@ -141,8 +141,8 @@ def test_incident_ids_are_vocabulary_ids(trigger, kind):
 def test_fast_kinematics_matches_the_robot_description():
     import numpy as np
 
-    from cookwala_ros.safety.kinematics import ToolKinematics
-    from cookwala_ros.sim.robot_description import default_arm, load_poses
+    from cookwala_ros.robot.kinematics import ToolKinematics
+    from cookwala_ros.robot.description import default_arm, load_poses
 
     arm = default_arm()
     fast = ToolKinematics(arm.chain)

@@ -7,7 +7,7 @@ import pytest
 
 from cookwala_ros.robot.joint_trajectory import DECEL_FRACTION, HoldBuilder, JtcOptions
 from cookwala_ros.sim.arm_model import ArmFaults, ArmModel, Trajectory, TrajectoryError, TrajectoryPoint
-from cookwala_ros.sim.robot_description import load_arm, load_poses
+from cookwala_ros.robot.description import load_arm, load_poses
 
 PERIOD = 0.01
 

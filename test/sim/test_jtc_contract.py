@@ -18,7 +18,7 @@ from cookwala_ros.robot.joint_trajectory import (DECEL_FRACTION, HOLD_MIN_TIME_S
                                                  HaltPlan, HoldBuilder, JtcOptions, PointData, TrajectoryData,
                                                  jtc_problems)
 from cookwala_ros.ros.convert import halt_trajectory_msg, trajectory_data, trajectory_msg
-from cookwala_ros.sim.robot_description import default_arm
+from cookwala_ros.robot.description import default_arm
 
 ARM = default_arm()
 NAMES = ARM.joint_names

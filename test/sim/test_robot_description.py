@@ -7,7 +7,7 @@ import pytest
 import yaml
 import yourdfpy
 
-from cookwala_ros.sim.robot_description import (
+from cookwala_ros.robot.description import (
     RobotDescriptionError,
     load_acceleration_limits,
     load_arm,

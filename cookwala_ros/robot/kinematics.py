@@ -1,6 +1,6 @@
 """Tool position for the workspace check, fast enough to run beside the stop path.
 
-The robot description (cookwala_ros.sim.robot_description) is the source of the chain; this
+The robot description (cookwala_ros.robot.description) is the source of the chain; this
 precomputes every joint's fixed origin transform once, so one forward-kinematics evaluation is a
 handful of 4x4 products (tens of microseconds instead of rebuilding each transform per call).
 """
@@ -15,7 +15,7 @@ import numpy as np
 
 class ToolKinematics:
     def __init__(self, chain: Sequence):
-        """`chain`: joints root -> tool with origin(), type, axis and name (robot_description.JointSpec)."""
+        """`chain`: joints root -> tool with origin(), type, axis and name (robot.description.JointSpec)."""
         self._steps = []
         for joint in chain:
             axis = np.asarray(joint.axis, dtype=float)
