@@ -1,4 +1,7 @@
-"""estop_button: the local stop button as a ROS node, publishing /cookwala/estop.
+"""estop_button: a stop button as a ROS node, publishing the e-stop topic its device file names.
+
+The topic is `safety_monitor.estop_topic` of the `device_file` (the one the robot's safety monitor
+obeys); by default the kitchen's /cookwala/estop, which halts every robot in the kitchen.
 
 std_msgs/Bool, true while the button is held, on the latched QoS profile: a safety monitor that
 starts (or restarts) while the button is held still sees it pressed. The state is published on
@@ -18,7 +21,8 @@ from std_msgs.msg import Bool
 from std_srvs.srv import SetBool
 
 from cookwala_ros.ros.node_main import run_node
-from cookwala_ros.ros import qos
+from cookwala_ros.ros import names, qos
+from cookwala_ros.ros.device_names import robot_names
 
 
 class EstopButtonNode(Node):
@@ -27,11 +31,18 @@ class EstopButtonNode(Node):
         self.declare_parameter("pressed", False, ParameterDescriptor(description="Initial button state."))
         self.declare_parameter("period_s", 1.0, ParameterDescriptor(description="Re-send period of the state [s]."))
         self.declare_parameter("stdin", False, ParameterDescriptor(description="Read p/r lines from the console."))
+        self.declare_parameter("device_file", "", ParameterDescriptor(
+            description="Device file whose safety_monitor.estop_topic this button publishes; empty = the kitchen's "
+                        f"{names.ESTOP}.", read_only=True))
+        device_file = self.get_parameter("device_file").value
+        if not isinstance(device_file, str):
+            raise ValueError(f"parameter device_file must be a string, got {device_file!r}")
+        _, topics = robot_names(device_file)
         period = self.get_parameter("period_s").value
         if not isinstance(period, (int, float)) or period <= 0:
             raise ValueError(f"parameter period_s must be a positive number, got {period!r}")
         self._pressed = bool(self.get_parameter("pressed").value)
-        self._pub = self.create_publisher(Bool, "/cookwala/estop", qos.latched())
+        self._pub = self.create_publisher(Bool, topics.estop, qos.latched())
         self.create_service(SetBool, "~/set", self._on_set)
         self.create_timer(period, self._publish, clock=Clock(clock_type=ClockType.STEADY_TIME))
         self._publish()
