@@ -37,9 +37,10 @@ class CapabilitiesNode(Node):
                 read_only=True,
             ),
         )
-        self.declare_parameter("executor_node", names.EXECUTOR_NODE, ParameterDescriptor(
+        self.declare_parameter("executor_node", "", ParameterDescriptor(
             type=ParameterType.PARAMETER_STRING, read_only=True,
-            description="The robot's executor (relative = in this node's namespace); empty = none runs."))
+            description="The robot's executor, e.g. executor (relative = in this node's namespace); empty = "
+                        "none runs, the capabilities name no action."))
         device_file = self.get_parameter("device_file").value or None
         # Raises DeviceConfigError naming the key: main() turns it into a clean exit.
         self.config = load_device_config(device_file)
