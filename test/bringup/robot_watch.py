@@ -131,6 +131,17 @@ class RobotWatch:
                 f"(monitor {self.state_label})"
             time.sleep(0.01)
 
+    def armed_before_cooking(self, timeout: float = 90.0) -> None:
+        """Wait for an armed monitor; a stop latched while a loaded host starts the scene (a late
+        first heartbeat, a stale state) is reset locally, as a person would, and waited out again."""
+        deadline = time.monotonic() + timeout
+        while self.state_label != "armed":
+            assert time.monotonic() < deadline, f"{self.namespace or '/'}: the monitor armed: not within " \
+                f"{timeout} s (monitor {self.state_label}: {self.status.last_trigger if self.status else '-'})"
+            if self.state_label in ("stopped", "fault"):
+                self.reset()
+            time.sleep(0.5)
+
     # -- the monitor's services ----------------------------------------------------------------
     def _call(self, client, request, timeout: float = 20.0):
         assert client.wait_for_service(timeout_sec=timeout), f"{client.srv_name} not available"
@@ -182,3 +193,62 @@ def final(base_url: str, execution_id: str, timeout: float) -> dict:
             return status
         time.sleep(0.2)
     raise AssertionError(f"{execution_id} did not end within {timeout} s (last {status.get('state')})")
+
+
+class UpRobot:
+    """`cookwala-ros up kitchen` for one robot, in the background (its nodes die with it)."""
+
+    def __init__(self, tmp: pathlib.Path, namespace: str, *, rtf: float, with_clock: bool,
+                 recipes: tuple[pathlib.Path, ...] = (WATER,), extra: tuple[str, ...] = ()):
+        import shutil
+        import subprocess
+        import sys
+
+        from cookwala_ros.http.server import free_port
+
+        self.namespace = namespace
+        self.http_port = free_port()
+        library = tmp / "data" / "recipes"
+        library.mkdir(parents=True, exist_ok=True)
+        for recipe in recipes:
+            shutil.copy(recipe, library / recipe.name)
+        self.log_path = tmp / "up.log"
+        self._log = open(self.log_path, "w")  # noqa: SIM115 - closed in close()
+        args = ["up", "kitchen", "--rtf", str(rtf), "--arg", f"clock_rate_hz={rtf * 10:g}",
+                "--arg", f"namespace={namespace}", "--arg", f"with_clock={'true' if with_clock else 'false'}",
+                "--arg", f"http_port={self.http_port}", "--arg", f"data_dir={tmp / 'data'}",
+                "--arg", f"state_dir={tmp / 'latch'}", *extra]
+        self.proc = subprocess.Popen([sys.executable, "-m", "cookwala_ros.cli", *args],
+                                     stdout=self._log, stderr=subprocess.STDOUT)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.http_port}"
+
+    def output(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def wait_http(self, timeout: float = 120.0) -> None:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                if httpx.get(self.base_url + "/v1/capabilities", timeout=1.0).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            assert self.proc.poll() is None, f"{self.namespace}: up exited:\n{self.output()[-3000:]}"
+            assert time.monotonic() < deadline, f"{self.namespace}: no HTTP within {timeout} s:\n{self.output()[-3000:]}"
+            time.sleep(0.2)
+
+    def close(self) -> None:
+        import signal
+        import subprocess
+
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(timeout=40)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._log.close()
