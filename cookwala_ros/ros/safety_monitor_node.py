@@ -16,11 +16,14 @@ two executors around the Monitor. Verification and deadlines are measured on the
 (time.monotonic) and its timers run on the steady clock, so a paused or fast /clock never delays
 a safety check. Reporting (status, events, diagnostics) comes after the halt and never blocks it.
 
-Inputs: /joint_states, /heater/state, /cookwala/heartbeat (liveliness lease + timer check),
-/cookwala/presence, /cookwala/status (current op), /cookwala/estop (std_msgs/Bool: true while
-the button is held; latched QoS so a monitor that starts late still sees a held button),
-/cookwala/smoke (std_msgs/Bool), /cookwala/pressure (sensor_msgs/FluidPressure, gauge Pa),
-services ~/stop, ~/reset, ~/get_safety_limits, ~/tighten_safety_limits.
+Names (ros/names.py; relative = in the robot's namespace): the joint states, heater state, arm
+and heater command topics the robot's device file names (`device_file`, read by
+ros/safety_monitor_device.py with the monitor's own settings), cookwala/heartbeat (liveliness
+lease + timer check), /cookwala/presence, cookwala/status (current op), the device file's
+e-stop topic (default the kitchen's /cookwala/estop; std_msgs/Bool: true while the button is
+held; latched QoS so a monitor that starts late still sees a held button), /cookwala/smoke
+(std_msgs/Bool), cookwala/pressure (sensor_msgs/FluidPressure, gauge Pa), services ~/stop,
+~/reset, ~/get_safety_limits, ~/tighten_safety_limits.
 
 Guards on its own inputs (README "Stopping"): heat or motion without a live executor heartbeat,
 an expected `executor_node` that never beats, stale joint states, re-energising after a verified

@@ -10,6 +10,7 @@ import yaml
 
 from cookwala_ros.device import (
     DeviceConfigError,
+    ServedInterfaces,
     capabilities_document,
     load_device_config,
     parse_device_config,
@@ -88,9 +89,14 @@ def test_capabilities_document_is_valid_against_the_standard(spec_dir):
         for uri in (schema.get("$id", name), name)
     )
     validator = jsonschema.Draft202012Validator(schemas["capabilities.schema.json"], registry=registry)
-    doc = capabilities_document(load_device_config())
-    errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(doc)]
-    assert errors == []
+    served = ServedInterfaces(namespace="/robot_a", action_server="/robot_a/executor/execute_recipe",
+                              execute_node_action="/robot_a/executor/execute_node", http_url="http://127.0.0.1:8125")
+    for doc in (capabilities_document(load_device_config()), capabilities_document(load_device_config(), served)):
+        errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(doc)]
+        assert errors == []
+    assert doc["interfaces"] == {"cookwalaHttp": "http://127.0.0.1:8125", "ros2": {
+        "namespace": "/robot_a", "actionServer": "/robot_a/executor/execute_recipe",
+        "x-executeNode": "/robot_a/executor/execute_node"}}
 
 
 @pytest.mark.parametrize(
