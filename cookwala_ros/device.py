@@ -9,6 +9,7 @@ is generated from it, never written by hand.
 from __future__ import annotations
 
 import pathlib
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +17,7 @@ import yaml
 
 from cookwala_ros import CORE_VERSION
 from cookwala_ros.resources import share_path
+from cookwala_ros.ros import names  # the name table (plain strings, no rclpy)
 
 
 class DeviceConfigError(ValueError):
@@ -70,10 +72,29 @@ _SECTIONS: dict[str, dict[str, tuple[Any, bool]]] = {
         "presence_detection": (bool, True),
         "emergency_stop": (str, True),
     },
-    "interfaces": {
-        "http_url": (str, False),
-        "ros2_namespace": (str, False),
-        "ros2_action_server": (str, False),
+    "safety_monitor": {
+        # monitor-only settings (ros/safety_monitor_params.py documents each); a node parameter
+        # the scene passes wins over the file
+        "estop_topic": (str, False),
+        "executor_node": (str, False),
+        "executor_start_grace_s": (_NUMBER, False),
+        "state_dir": (str, False),
+        "autostart": (bool, False),
+        "activation_timeout_s": (_NUMBER, False),
+        "standstill_velocity": (_NUMBER, False),
+        "heat_off_power_w": (_NUMBER, False),
+        "heat_deadline_s": (_NUMBER, False),
+        "heater_state_timeout_s": (_NUMBER, False),
+        "joint_state_timeout_s": (_NUMBER, False),
+        "heartbeat_lease_s": (_NUMBER, False),
+        "presence_stale_s": (_NUMBER, False),
+        "position_margin": (_NUMBER, False),
+        "velocity_tolerance": (_NUMBER, False),
+        "workspace_min": (list, False),
+        "workspace_max": (list, False),
+        "check_period_s": (_NUMBER, False),
+        "recommand_period_s": (_NUMBER, False),
+        "status_period_s": (_NUMBER, False),
     },
     "equipment": {
         "class": (str, True),
@@ -90,8 +111,6 @@ _SECTIONS: dict[str, dict[str, tuple[Any, bool]]] = {
         "trusted_keys": (str, False),
         "require_signed_recipes": (bool, False),
         "safety_limits": (list, False),
-        "presence_topic": (str, False),
-        "safety_status_topic": (str, False),
         "safety_monitor_node": (str, False),
         "http_bind": (str, False),
         "http_port": (int, False),
@@ -106,8 +125,9 @@ _TOP_LEVEL = {
     "equipment": (list, False),
     "ops": (list, True),
     "safety": (dict, True),
-    "interfaces": (dict, False),
+    "safety_limits": (list, False),
     "executor": (dict, False),
+    "safety_monitor": (dict, False),
 }
 _EMERGENCY_STOP = ("physical", "remote", "both", "none")
 _TYPE_NAMES = {str: "a string", bool: "true or false", list: "a list", dict: "a mapping", _NUMBER: "a number",
@@ -164,6 +184,39 @@ class DeviceConfig:
         """The `executor:` section (data dir, catalog, keys, HTTP); {} when absent."""
         return dict(self.raw.get("executor") or {})
 
+    @property
+    def safety_monitor(self) -> dict:
+        """The `safety_monitor:` section (monitor-only settings); {} when absent."""
+        return dict(self.raw.get("safety_monitor") or {})
+
+    @property
+    def names(self) -> "RobotNames":
+        """The per-robot topics the file names (relative = in the robot's namespace)."""
+        arm = self.raw.get("arm") or {}
+        heater = (self.raw.get("heaters") or [{}])[0]
+        return RobotNames(
+            arm_trajectory=arm.get("trajectory_topic") or _DEFAULT_NAMES.arm_trajectory,
+            arm_follow_joint_trajectory=(arm.get("follow_joint_trajectory_action")
+                                         or _DEFAULT_NAMES.arm_follow_joint_trajectory),
+            joint_states=arm.get("joint_states_topic") or _DEFAULT_NAMES.joint_states,
+            heater_command=heater.get("command_topic") or _DEFAULT_NAMES.heater_command,
+            heater_state=heater.get("state_topic") or _DEFAULT_NAMES.heater_state,
+            estop=self.safety_monitor.get("estop_topic") or _DEFAULT_NAMES.estop,
+        )
+
+    def safety_pack_paths(self) -> list[pathlib.Path]:
+        """The SafetyLimits pack files (`safety_limits`, or the older `executor.safety_limits`),
+        resolved; raises DeviceConfigError naming the entry of a missing file."""
+        old = self.executor.get("safety_limits")
+        key, packs = ("executor.safety_limits", old) if old is not None else ("safety_limits", self.raw.get("safety_limits"))
+        paths = []
+        for i, name in enumerate(packs or []):
+            path = self.resolve(name)
+            if not path.is_file():
+                raise DeviceConfigError(f"{key}[{i}]: no such file {path}")
+            paths.append(path)
+        return paths
+
     def resolve(self, path: str) -> pathlib.Path:
         """A path named in the file: absolute, else next to the device file, else in the share dir
         (`package://x/y` always means the share dir)."""
@@ -179,8 +232,26 @@ class DeviceConfig:
         return share_path(*candidate.parts)
 
 
+@dataclass(frozen=True)
+class RobotNames:
+    """A robot's per-robot topic and action names (defaults: ros/names.py, the simulated kitchen)."""
+
+    arm_trajectory: str = names.ARM_TRAJECTORY
+    arm_follow_joint_trajectory: str = names.ARM_FOLLOW_JOINT_TRAJECTORY
+    joint_states: str = names.JOINT_STATES
+    heater_command: str = names.HEATER_COMMAND
+    heater_state: str = names.HEATER_STATE
+    estop: str = names.ESTOP  # the kitchen's button unless the file names the robot's own
+
+
+_DEFAULT_NAMES = RobotNames()
+
+
 def parse_device_config(raw: Any, source: str = "<memory>") -> DeviceConfig:
     """Check a device mapping (already parsed from YAML) and return it as a DeviceConfig."""
+    if isinstance(raw, dict) and "interfaces" in raw:
+        raise DeviceConfigError("interfaces: no longer written by hand; the capabilities' interfaces are the "
+                                "names the nodes really serve (remove the section)")
     top = _check_mapping(raw, _TOP_LEVEL, "")
     _check_mapping(top["device"], _SECTIONS["device"], "device")
     if "arm" in top:
@@ -205,8 +276,6 @@ def parse_device_config(raw: Any, source: str = "<memory>") -> DeviceConfig:
         raise DeviceConfigError(
             f"safety.emergency_stop: expected one of {', '.join(_EMERGENCY_STOP)}, got {safety['emergency_stop']!r}"
         )
-    if "interfaces" in top:
-        _check_mapping(top["interfaces"], _SECTIONS["interfaces"], "interfaces")
     equipment = _check_list_of(top.get("equipment") or [], "equipment", "equipment")
     for i, item in enumerate(equipment):
         _check_vocab_id(item["class"], "cw.eq.", f"equipment[{i}].class")
@@ -214,7 +283,39 @@ def parse_device_config(raw: Any, source: str = "<memory>") -> DeviceConfig:
             raise DeviceConfigError(f"equipment[{i}].count: must be >= 1, got {item['count']}")
     if "executor" in top:
         _check_executor(_check_mapping(top["executor"], _SECTIONS["executor"], "executor"))
+    _check_packs(top)
+    if "safety_monitor" in top:
+        _check_mapping(top["safety_monitor"], _SECTIONS["safety_monitor"], "safety_monitor")
+    _check_names(top)
     return DeviceConfig(raw=top, source=source, ops=ops)
+
+
+def _check_packs(top: dict) -> None:
+    """The SafetyLimits packs are named once, in `safety_limits` (read by the executor and the
+    safety monitor); `executor.safety_limits` is the older spelling."""
+    old = (top.get("executor") or {}).get("safety_limits")
+    if old is not None and top.get("safety_limits") is not None:
+        raise DeviceConfigError("executor.safety_limits: the packs are named once, in safety_limits; remove this one")
+    where = "executor.safety_limits" if old is not None else "safety_limits"
+    for i, pack in enumerate((old if old is not None else top.get("safety_limits")) or []):
+        if not isinstance(pack, str):
+            raise DeviceConfigError(f"{where}[{i}]: expected a file path (a string)")
+
+
+_ROS_NAME = re.compile(r"^/?[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*$")
+
+
+def _check_names(top: dict) -> None:
+    """Topic, action and node names: relative (in the robot's namespace) or absolute ROS names."""
+    fields = [("arm", k) for k in ("trajectory_topic", "follow_joint_trajectory_action", "joint_states_topic")]
+    fields += [("executor", "safety_monitor_node"), ("safety_monitor", "estop_topic"),
+               ("safety_monitor", "executor_node")]
+    items = [(f"{section}.{key}", (top.get(section) or {}).get(key)) for section, key in fields]
+    for i, heater in enumerate(top.get("heaters") or []):
+        items += [(f"heaters[{i}].{key}", heater.get(key)) for key in ("command_topic", "state_topic")]
+    for where, value in items:
+        if value and not _ROS_NAME.match(value):
+            raise DeviceConfigError(f"{where}: {value!r} is not a ROS name (e.g. heater/command or /cookwala/estop)")
 
 
 def _check_executor(section: dict) -> None:
@@ -227,9 +328,6 @@ def _check_executor(section: dict) -> None:
     poll = section.get("recall_poll_s")
     if poll is not None and poll <= 0:
         raise DeviceConfigError(f"executor.recall_poll_s: must be > 0, got {poll}")
-    for i, pack in enumerate(section.get("safety_limits") or []):
-        if not isinstance(pack, str):
-            raise DeviceConfigError(f"executor.safety_limits[{i}]: expected a file path (a string)")
 
 
 def load_device_config(path: str | pathlib.Path | None = None) -> DeviceConfig:
@@ -299,8 +397,21 @@ def load_trusted_keys(config: DeviceConfig) -> list[dict]:
         raise DeviceConfigError(f"executor.trusted_keys: {exc}") from None
 
 
-def capabilities_document(config: DeviceConfig) -> dict:
-    """The Core capabilities document (capabilities.schema.json) of the configured device."""
+@dataclass(frozen=True)
+class ServedInterfaces:
+    """What the robot's nodes really serve, for the capabilities' `interfaces` (all absolute)."""
+
+    namespace: str = "/"                 # the robot's ROS namespace
+    action_server: str = ""              # ExecuteRecipe action, e.g. /robot_a/executor/execute_recipe
+    execute_node_action: str = ""        # ExecuteNode action
+    http_url: str = ""                   # base URL of the Core HTTP API; "" = not served
+
+
+def capabilities_document(config: DeviceConfig, served: ServedInterfaces | None = None) -> dict:
+    """The Core capabilities document (capabilities.schema.json) of the configured device.
+
+    `interfaces` is only what `served` says the nodes serve (none without it): a document must
+    never name an action or a port nobody answers on."""
     raw = config.raw
     dev = raw["device"]
     doc: dict[str, Any] = {
@@ -368,15 +479,14 @@ def capabilities_document(config: DeviceConfig) -> dict:
         "presenceDetection": safety["presence_detection"],
         "emergencyStop": safety["emergency_stop"],
     }
-    interfaces = raw.get("interfaces") or {}
     doc["interfaces"] = {}
-    if interfaces.get("http_url"):
-        doc["interfaces"]["cookwalaHttp"] = interfaces["http_url"]
-    ros2 = {}
-    if interfaces.get("ros2_namespace"):
-        ros2["namespace"] = interfaces["ros2_namespace"]
-    if interfaces.get("ros2_action_server"):
-        ros2["actionServer"] = interfaces["ros2_action_server"]
-    if ros2:
+    if served is not None:
+        if served.http_url:
+            doc["interfaces"]["cookwalaHttp"] = served.http_url
+        ros2 = {"namespace": served.namespace or "/"}
+        if served.action_server:
+            ros2["actionServer"] = served.action_server
+        if served.execute_node_action:
+            ros2["x-executeNode"] = served.execute_node_action
         doc["interfaces"]["ros2"] = ros2
     return doc

@@ -1,7 +1,8 @@
 """Launch a cookwala_ros scene from its bringup manifest (default: the simulated kitchen).
 
     ros2 launch cookwala_ros sim_kitchen.launch.py [scene:=NAME | manifest:=PATH]
-        [real_time_factor:=20.0] [use_sim_time:=true|false] [ARGUMENT:=VALUE ...]
+        [real_time_factor:=20.0] [use_sim_time:=true|false] [device_file:=FILE] [namespace:=NS]
+        [ARGUMENT:=VALUE ...]
 
 The nodes, parameters and remappings come from config/bringup/<scene>.yaml, read by
 `cookwala_ros.bringup` exactly as `cookwala-ros up` reads them. Any argument the manifest
@@ -79,5 +80,11 @@ def generate_launch_description() -> LaunchDescription:
                               description="true/false: the scene default (nodes that set their own keep it); empty keeps the manifest's"),
         DeclareLaunchArgument("real_time_factor", default_value="",
                               description="simulated seconds per wall second; empty keeps the manifest's default"),
+        DeclareLaunchArgument("device_file", default_value="",
+                              description="the robot's device file, read by every node of the scene (scenes with a "
+                                          "device_file argument); empty keeps the manifest's default"),
+        DeclareLaunchArgument("namespace", default_value="",
+                              description="ROS namespace of the whole robot (scenes with a namespace argument); "
+                                          "kitchen-wide names stay absolute"),
         OpaqueFunction(function=scene_nodes),
     ])

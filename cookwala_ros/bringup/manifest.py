@@ -16,7 +16,8 @@ Manifest format (`format: 1`)::
       - name: arm_sim                  # ROS node name (required, unique per namespace)
         package: cookwala_ros
         executable: arm_sim            # console script / ament executable of the package
-        namespace: ""                  # optional
+        namespace: ""                  # optional; may be "$(arg namespace)"
+        enabled: $(arg with_clock)     # optional (default true): false leaves the node out
         on_exit: shutdown              # shutdown (default): its exit stops the scene;
                                        # continue: its exit is reported, the scene keeps running
         stop_order: 2                  # when the scene stops: lower numbers stop first (default 0)
@@ -57,7 +58,7 @@ BRINGUP_DIR = ("config", "bringup")
 _TOP_KEYS = {"format", "scene", "description", "use_sim_time", "arguments", "nodes"}
 _NODE_KEYS = {
     "name", "package", "executable", "namespace", "parameters", "param_files",
-    "remappings", "required", "on_exit", "stop_order", "use_sim_time", "description",
+    "remappings", "required", "on_exit", "stop_order", "use_sim_time", "description", "enabled",
 }
 ON_EXIT = ("shutdown", "continue")
 _ARG_KEYS = {"default", "description"}
@@ -140,6 +141,12 @@ class Manifest:
         specs = []
         for i, raw in enumerate(self.nodes):
             where = f"nodes[{i}]"
+            enabled = _substitute(raw.get("enabled", True), values, f"{where}.enabled")
+            if not isinstance(enabled, bool):
+                raise ManifestError(f"{where}.enabled: expected true or false, got {enabled!r}")
+            if not enabled:
+                continue
+            namespace = _namespace(_substitute(raw["namespace"], values, f"{where}.namespace"), f"{where}.namespace")
             params = {
                 key: _substitute(val, values, f"{where}.parameters.{key}")
                 for key, val in raw["parameters"].items()
@@ -150,7 +157,7 @@ class Manifest:
             params["use_sim_time"] = node_sim_time
             node_overrides = _flatten(overrides.get(raw["name"], {}), f"--set {raw['name']}")
             if node_overrides:
-                from_files = _file_parameters(raw["param_files"], raw["name"], raw["namespace"])
+                from_files = _file_parameters(raw["param_files"], raw["name"], namespace)
                 for key, val in node_overrides.items():
                     params[key] = _like(params.get(key, from_files.get(key)), val)
             for key, val in params.items():
@@ -160,7 +167,7 @@ class Manifest:
                     package=raw["package"],
                     executable=raw["executable"],
                     name=raw["name"],
-                    namespace=raw["namespace"],
+                    namespace=namespace,
                     parameters=params,
                     param_files=raw["param_files"],
                     remappings=raw["remappings"],
@@ -287,9 +294,13 @@ def _parse_node(node: Any, where: str, arguments: Mapping[str, Argument]) -> dic
     if "/" in node["executable"] or node["executable"] in (".", ".."):
         raise ManifestError(f"{where}.executable: {node['executable']!r} must be a bare name, not a path")
     namespace = node.get("namespace") or ""
-    if not isinstance(namespace, str) or not _NAMESPACE_RE.match(namespace):
-        raise ManifestError(f"{where}.namespace: {namespace!r} is not a valid ROS namespace")
-    namespace = "/" + namespace.strip("/") if namespace.strip("/") else ""
+    if isinstance(namespace, str) and _ARG_REF.search(namespace):
+        _check_arg_refs(namespace, f"{where}.namespace", arguments)
+        _namespace(_substitute(namespace, {n: a.default for n, a in arguments.items()}, where), f"{where}.namespace")
+    else:
+        namespace = _namespace(namespace, f"{where}.namespace")
+    if "enabled" in node:
+        _check_bool_or_arg(node["enabled"], f"{where}.enabled", arguments)
     on_exit = _parse_on_exit(node, where)
     stop_order = node.get("stop_order", 0)
     if not isinstance(stop_order, int) or isinstance(stop_order, bool):
@@ -319,7 +330,16 @@ def _parse_node(node: Any, where: str, arguments: Mapping[str, Argument]) -> dic
     }
     if "use_sim_time" in node:
         entry["use_sim_time"] = node["use_sim_time"]
+    if "enabled" in node:
+        entry["enabled"] = node["enabled"]
     return entry
+
+
+def _namespace(value: Any, where: str) -> str:
+    """'' or '/' -> '' (the root); 'robot_a' or '/robot_a/' -> '/robot_a'."""
+    if not isinstance(value, str) or not _NAMESPACE_RE.match(value):
+        raise ManifestError(f"{where}: {value!r} is not a valid ROS namespace")
+    return "/" + value.strip("/") if value.strip("/") else ""
 
 
 def _parse_on_exit(node: dict, where: str) -> str:

@@ -17,8 +17,10 @@ EXIT_OK, EXIT_REFUSED, EXIT_UNREACHABLE = 0, 1, 2
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--monitor", default="/safety_monitor", metavar="NODE",
-                        help="fully qualified name of the safety monitor node (default /safety_monitor)")
+    parser.add_argument("--namespace", default="", metavar="NS",
+                        help="the robot's ROS namespace (default: the root); its monitor and status are in it")
+    parser.add_argument("--monitor", default="safety_monitor", metavar="NODE",
+                        help="the safety monitor node, relative to --namespace or absolute (default safety_monitor)")
     parser.add_argument("--timeout", type=float, default=5.0, metavar="SECONDS",
                         help="how long to wait for the monitor (default 5)")
     sub = parser.add_subparsers(dest="action", required=True)
@@ -42,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     who = getattr(args, "by", "") or f"cli:{getpass.getuser()}"
     try:
         if args.action == "status":
-            status = safety_client.read_status(args.timeout)
+            status = safety_client.read_status(args.timeout, args.namespace)
             print(f"state: {status.state_label}")
             print(f"active triggers: {', '.join(status.active_triggers) or '-'}")
             if status.last_trigger:
@@ -52,9 +54,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"limits: {status.limits_pack_id} ({len(status.active_limit_ids)} limits)")
             return EXIT_OK if status.state == status.STATE_ARMED else EXIT_REFUSED
         if args.action == "stop":
-            answer = safety_client.stop(args.monitor, who, args.reason, args.timeout)
+            answer = safety_client.stop(args.monitor, who, args.reason, args.timeout, args.namespace)
         else:
-            answer = safety_client.reset(args.monitor, who, args.timeout)
+            answer = safety_client.reset(args.monitor, who, args.timeout, args.namespace)
     except safety_client.SafetyClientError as exc:
         print(f"cookwala-ros safety: {exc}", file=sys.stderr)
         return EXIT_UNREACHABLE

@@ -131,7 +131,7 @@ class ExecutorConfig:
         data = data_dir_of(device, data_dir)
         library = section.get("recipe_library") or None
         robot = load_robot_files(device)
-        limits = _effective_limits(device, section.get("safety_limits") or [])
+        limits = _effective_limits(device)
         heaters = device.raw.get("heaters") or []
         values = dict(
             data_dir=pathlib.Path(data).expanduser(),
@@ -155,18 +155,15 @@ class ExecutorConfig:
         return cls(**values)
 
 
-def _effective_limits(device: DeviceConfig, packs: list[str]) -> dict | None:
-    if not packs:
+def _effective_limits(device: DeviceConfig) -> dict | None:
+    """The device file's packs (`safety_limits`, shared with the safety monitor) merged with the
+    standard's defaults; None when the file names none."""
+    paths = device.safety_pack_paths()  # DeviceConfigError names a missing file's entry
+    if not paths:
         return None
     from cookwala_ros.safety.packs import PackError, load_effective_pack
 
-    paths = []
-    for i, name in enumerate(packs):
-        path = device.resolve(name)
-        if not path.is_file():
-            raise DeviceConfigError(f"executor.safety_limits[{i}]: no such file {path}")
-        paths.append(path)
     try:
         return load_effective_pack(paths, pack_id=f"{device.device_id}-effective")
     except PackError as exc:
-        raise DeviceConfigError(f"executor.safety_limits: {exc}") from None
+        raise DeviceConfigError(f"safety_limits: {exc}") from None

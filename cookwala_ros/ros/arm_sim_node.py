@@ -28,7 +28,8 @@ from trajectory_msgs.msg import JointTrajectory
 
 from cookwala_ros.ros.node_main import run_node
 from cookwala_ros.robot.joint_trajectory import JTC_VERSION, jtc_problems
-from cookwala_ros.ros import qos
+from cookwala_ros.ros import names, qos
+from cookwala_ros.ros.device_names import DEVICE_FILE, robot_names
 from cookwala_ros.ros.convert import trajectory_data
 from cookwala_ros.ros.params import ParameterError, ParamSpec, comma_list, declare_parameters, reject_invalid
 from cookwala_ros.sim.arm_model import ArmFaults, ArmModel, Trajectory, TrajectoryError, TrajectoryPoint
@@ -36,10 +37,11 @@ from cookwala_ros.robot.description import RobotDescriptionError, load_arm, load
 from cookwala_ros.sim.sim_time import SimTime
 
 NODE_NAME = "arm_sim"
-TRAJECTORY_TOPIC = "arm_controller/joint_trajectory"
-JOINT_STATES_TOPIC = "joint_states"
+TRAJECTORY_TOPIC = names.ARM_TRAJECTORY  # defaults; a device file may rename them
+JOINT_STATES_TOPIC = names.JOINT_STATES
 
 PARAMETERS = (
+    DEVICE_FILE,
     ParamSpec("robot_description_file", "", "URDF of the arm; empty = the package's config/robot/kitchen_arm.urdf."),
     ParamSpec("joint_limits_file", "", "joint_limits YAML with acceleration limits; empty = joint_limits.yaml next to the URDF."),
     ParamSpec("poses_file", "", "Named poses YAML; empty = the package's config/robot/poses.yaml."),
@@ -74,6 +76,12 @@ class ArmSimNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__(NODE_NAME, **kwargs)
         values = declare_parameters(self, PARAMETERS)
+        device, self._names = robot_names(values["device_file"])
+        arm_section = (device.raw.get("arm") or {}) if device else {}
+        if not values["robot_description_file"] and arm_section.get("robot_description"):
+            values["robot_description_file"] = str(device.resolve(arm_section["robot_description"]))
+        if not values["poses_file"] and arm_section.get("poses"):
+            values["poses_file"] = str(device.resolve(arm_section["poses"]))
         try:
             arm = load_arm(values["robot_description_file"] or None, values["joint_limits_file"] or None)
         except (RobotDescriptionError, OSError) as exc:
@@ -102,9 +110,9 @@ class ArmSimNode(Node):
         self.add_on_set_parameters_callback(reject_invalid(PARAMETERS))
         self.add_on_set_parameters_callback(self._check_stuck_joints)
         self.add_post_set_parameters_callback(self._on_parameters_set)
-        self._publisher = self.create_publisher(JointState, JOINT_STATES_TOPIC, qos.sensor())
+        self._publisher = self.create_publisher(JointState, self._names.joint_states, qos.sensor())
         self._subscription = self.create_subscription(
-            JointTrajectory, TRAJECTORY_TOPIC, self._on_trajectory, qos.command(), callback_group=self._group
+            JointTrajectory, self._names.arm_trajectory, self._on_trajectory, qos.command(), callback_group=self._group
         )
         self._timer = self.create_timer(1.0 / values["publish_rate_hz"], self._on_tick, callback_group=self._group)
         self.get_logger().info(

@@ -1,4 +1,7 @@
-"""estop_button: the local stop button as a ROS node, publishing /cookwala/estop.
+"""estop_button: a stop button as a ROS node, publishing the e-stop topic its device file names.
+
+The topic is `safety_monitor.estop_topic` of the `device_file` (the one the robot's safety monitor
+obeys); by default the kitchen's /cookwala/estop, which halts every robot in the kitchen.
 
 std_msgs/Bool, true while the button is held, on the latched QoS profile: a safety monitor that
 starts (or restarts) while the button is held still sees it pressed. The state is published on
@@ -17,13 +20,16 @@ from std_msgs.msg import Bool
 from std_srvs.srv import SetBool
 
 from cookwala_ros.ros.node_main import run_node
-from cookwala_ros.ros import qos
+from cookwala_ros.ros import names, qos
+from cookwala_ros.ros.device_names import robot_names
 from cookwala_ros.ros.params import ParamSpec, declare_parameters
 
 PARAMETERS = (
     ParamSpec("pressed", False, "Initial button state."),
     ParamSpec("period_s", 1.0, "Re-send period of the state [s].", minimum=0.0, exclusive_minimum=True),
     ParamSpec("stdin", False, "Read p/r lines from the console."),
+    ParamSpec("device_file", "", "Device file whose safety_monitor.estop_topic this button publishes; empty = "
+              f"the kitchen's {names.ESTOP}."),
 )
 
 
@@ -31,9 +37,10 @@ class EstopButtonNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("estop_button", **kwargs)
         values = declare_parameters(self, PARAMETERS)  # ParameterError (a ValueError) names a bad one
+        _, topics = robot_names(values["device_file"])
         period = values["period_s"]
         self._pressed = values["pressed"]
-        self._pub = self.create_publisher(Bool, "/cookwala/estop", qos.latched())
+        self._pub = self.create_publisher(Bool, topics.estop, qos.latched())
         self.create_service(SetBool, "~/set", self._on_set)
         self.create_timer(period, self._publish, clock=Clock(clock_type=ClockType.STEADY_TIME))
         self._publish()

@@ -59,7 +59,7 @@ from cookwala_msgs.msg import HeaterCommand, HeaterState, Presence, SafetyStatus
 from cookwala_msgs.srv import GetSafetyLimits, Stop
 from cookwala_ros.core.presence import counts_as_present
 from cookwala_ros.core.run_types import Commands, Observation
-from cookwala_ros.ros import qos
+from cookwala_ros.ros import names, qos
 from cookwala_ros.robot.joint_trajectory import HaltPlan, HoldBuilder
 from cookwala_ros.ros.convert import MEDIUM_SENSORS, halt_trajectory_msg
 from cookwala_ros.ros.monitor_watch import MonitorWatch
@@ -120,21 +120,25 @@ class DeviceIO:
             self.velocity = dict(zip(description.joint_names, map(float, description.max_velocity)))
             self.arm_hold = HaltPlan(HoldBuilder.from_arm(description))
         override = values.get("safety_monitor_node") or ""
-        monitor = ("" if override == UNGUARDED else override or section.get("safety_monitor_node", "/safety_monitor")).rstrip("/")
+        monitor = ("" if override == UNGUARDED
+                   else override or section.get("safety_monitor_node", names.SAFETY_MONITOR_NODE)).rstrip("/")
+        monitor = names.qualify(node.get_namespace(), monitor) if monitor else ""  # relative: in our namespace
         self.watch = MonitorWatch(monitor, values["safety_status_timeout_s"])
-        self.trajectory_pub = node.create_publisher(JointTrajectory, arm.get("trajectory_topic", "/arm_controller/joint_trajectory"), qos.command())
-        self.heater_pub = node.create_publisher(HeaterCommand, heater.get("command_topic", "/heater/command"), qos.command())
-        self.heater_state_topic = heater.get("state_topic", "/heater/state")
-        self.joint_states_topic = arm.get("joint_states_topic", "/joint_states")
-        node.create_subscription(HeaterState, heater.get("state_topic", "/heater/state"), self._on_heater, qos.sensor(), callback_group=group)
-        node.create_subscription(JointState, arm.get("joint_states_topic", "/joint_states"), self._on_joints, qos.sensor(), callback_group=group)
-        node.create_subscription(Presence, section.get("presence_topic") or "/cookwala/presence", self._on_presence, qos.sensor(), callback_group=group)
+        topics = device.names  # relative names resolve in the executor's (the robot's) namespace
+        self.trajectory_pub = node.create_publisher(JointTrajectory, topics.arm_trajectory, qos.command())
+        self.heater_pub = node.create_publisher(HeaterCommand, topics.heater_command, qos.command())
+        self.heater_state_topic = topics.heater_state
+        self.joint_states_topic = topics.joint_states
+        node.create_subscription(HeaterState, topics.heater_state, self._on_heater, qos.sensor(), callback_group=group)
+        node.create_subscription(JointState, topics.joint_states, self._on_joints, qos.sensor(), callback_group=group)
+        node.create_subscription(Presence, names.PRESENCE, self._on_presence, qos.sensor(), callback_group=group)
         guard_group = guard_group or group
-        node.create_subscription(SafetyStatus, section.get("safety_status_topic") or "/cookwala/safety/status", self._on_safety, qos.latched(), callback_group=guard_group)
-        node.create_subscription(HeaterCommand, heater.get("command_topic", "/heater/command"), self._on_heater_command,
+        node.create_subscription(SafetyStatus, names.SAFETY_STATUS, self._on_safety, qos.latched(), callback_group=guard_group)
+        node.create_subscription(HeaterCommand, topics.heater_command, self._on_heater_command,
                                  qos.command(), callback_group=group)
-        self.safety_stop = node.create_client(Stop, f"{monitor}/stop", callback_group=group) if monitor else None
-        self.safety_limits_client = (node.create_client(GetSafetyLimits, f"{monitor}/get_safety_limits",
+        self.safety_stop = (node.create_client(Stop, names.service_of(monitor, names.MONITOR_STOP), callback_group=group)
+                            if monitor else None)
+        self.safety_limits_client = (node.create_client(GetSafetyLimits, names.service_of(monitor, names.MONITOR_GET_LIMITS),
                                                         callback_group=group) if monitor else None)
 
     # ------------------------------------------------------------------ inputs

@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import math
 import pathlib
+import re
 import sys
 import threading
 import time
@@ -42,11 +43,11 @@ from cookwala_msgs.action import ExecuteNode, ExecuteRecipe
 from cookwala_msgs.msg import Event, ExecutionStatus, Heartbeat
 from cookwala_msgs.srv import GetCapabilities, GetExecution, GetLog, GetSafetyLimits, Resume, Stop
 from cookwala_ros.core import lifecycle
-from cookwala_ros.device import load_device_config
+from cookwala_ros.device import ServedInterfaces, capabilities_document, load_device_config
 from cookwala_ros.executor import events as ev
 from cookwala_ros.executor.config import ExecutorConfig
 from cookwala_ros.executor.service import ExecutorService, ServiceError
-from cookwala_ros.ros import convert, qos
+from cookwala_ros.ros import convert, names, qos
 from cookwala_ros.ros.node_main import run_node
 from cookwala_ros.ros.convert import safety_limit_msgs
 from cookwala_ros.ros.executor_io import UNGUARDED, DeviceIO
@@ -54,17 +55,21 @@ from cookwala_ros.ros.monitor_watch import DEFAULT_TIMEOUT_S
 from cookwala_ros.ros.params import ParameterError, ParamSpec, comma_list, declare_parameters
 from cookwala_ros.safety.monitor import OFFLINE
 
-NODE_NAME = "executor"
+NODE_NAME = names.EXECUTOR_NODE
 
 
 MONITOR_CHECK_S = 0.05  # how often the monitor's freshness is checked [s, steady clock]
 TICK_HUNG_S = 0.5  # a control tick running this long stops the heater keep-alive [s, steady clock]
 
 
+_NODE_NAME = re.compile(r"^/?[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*$")
+
+
 def _monitor_name(value: str) -> str | None:
-    if value in ("", UNGUARDED) or value.startswith("/"):
+    if value in ("", UNGUARDED) or _NODE_NAME.match(value):
         return None
-    return f"must be empty (the device file's), '{UNGUARDED}' (no monitor) or a node name starting with '/', got {value!r}"
+    return (f"must be empty (the device file's), '{UNGUARDED}' (no monitor) or a node name (relative = in the "
+            f"executor's namespace), got {value!r}")
 
 
 def _port(value: int) -> str | None:
@@ -109,10 +114,11 @@ class ExecutorNode(Node):
         self.add_on_set_parameters_callback(self._on_set_parameters)
         device = load_device_config(values["device_file"] or None)  # DeviceConfigError names the key
         section = device.executor
-        config = ExecutorConfig.from_device(device, data_dir=values["data_dir"] or None)
         self.token = self._read_token(values["token_file"] or section.get("token_file") or "", device)
         self.http_port = values["http_port"] if values["http_port"] >= 0 else int(section.get("http_port") or 0)
         self.http_bind = values["http_bind"] or section.get("http_bind") or "127.0.0.1"
+        config = ExecutorConfig.from_device(device, data_dir=values["data_dir"] or None,
+                                            capabilities=capabilities_document(device, self._served()))
         self.device_id = device.device_id
         self._heartbeat_count = 0
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
@@ -126,10 +132,10 @@ class ExecutorNode(Node):
         self.io = DeviceIO(self, device, values, sensing, guard)
         self.io.disabled = set(comma_list(values["disabled_sensors"]))
         self.service = ExecutorService(config, self.io, clock=self._ros_now)
-        self._status_pub = self.create_publisher(ExecutionStatus, "/cookwala/status", qos.latched())
-        self._event_pub = self.create_publisher(Event, "/cookwala/events", qos.events())
-        self._heartbeat_pub = self.create_publisher(Heartbeat, "/cookwala/heartbeat", qos.heartbeat(values["heartbeat_lease_s"]))
-        self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", qos.sensor())
+        self._status_pub = self.create_publisher(ExecutionStatus, names.EXECUTION_STATUS, qos.latched())
+        self._event_pub = self.create_publisher(Event, names.EVENTS, qos.events())
+        self._heartbeat_pub = self.create_publisher(Heartbeat, names.HEARTBEAT, qos.heartbeat(values["heartbeat_lease_s"]))
+        self._diag_pub = self.create_publisher(DiagnosticArray, names.DIAGNOSTICS, qos.sensor())
         self._waiters: dict[str, threading.Condition] = {}
         self._closing = threading.Event()
         self._waiters_lock = threading.Lock()
@@ -150,10 +156,10 @@ class ExecutorNode(Node):
         self.create_service(GetCapabilities, "~/get_capabilities", self._on_get_capabilities, callback_group=requests)
         self._recipe_goals: dict = {}
         self._recipe_server = ActionServer(
-            self, ExecuteRecipe, "~/execute_recipe", execute_callback=self._execute_recipe,
+            self, ExecuteRecipe, f"~/{names.EXECUTE_RECIPE}", execute_callback=self._execute_recipe,
             goal_callback=self._recipe_goal, cancel_callback=self._cancel, callback_group=requests)
         self._node_server = ActionServer(
-            self, ExecuteNode, "~/execute_node", execute_callback=self._execute_node,
+            self, ExecuteNode, f"~/{names.EXECUTE_NODE}", execute_callback=self._execute_node,
             goal_callback=self._node_goal, cancel_callback=self._cancel, callback_group=requests)
         self._http = None
         if self.http_port > 0:
@@ -166,6 +172,16 @@ class ExecutorNode(Node):
             f"recipe(s), HTTP {'off' if self.http_port <= 0 else f'{self.http_bind}:{self.http_port}'}")
 
     # ------------------------------------------------------------------ set-up helpers
+
+    def _served(self) -> ServedInterfaces:
+        """What this node really serves, for the capabilities' `interfaces`."""
+        fqn = self.get_fully_qualified_name()
+        host = self.http_bind if self.http_bind not in ("0.0.0.0", "::") else "127.0.0.1"
+        host = f"[{host}]" if ":" in host else host
+        return ServedInterfaces(
+            namespace=self.get_namespace(), action_server=names.service_of(fqn, names.EXECUTE_RECIPE),
+            execute_node_action=names.service_of(fqn, names.EXECUTE_NODE),
+            http_url=f"http://{host}:{self.http_port}" if self.http_port > 0 else "")
 
     @staticmethod
     def _read_token(name: str, device) -> str | None:

@@ -44,7 +44,8 @@ from rclpy.parameter import Parameter
 from sensor_msgs.msg import Temperature
 
 from cookwala_msgs.msg import HeaterCommand, HeaterState
-from cookwala_ros.ros import qos
+from cookwala_ros.ros import names, qos
+from cookwala_ros.ros.device_names import DEVICE_FILE, robot_names
 from cookwala_ros.ros.node_main import run_node
 from cookwala_ros.ros.params import ParameterError, ParamSpec, declare_parameters, reject_invalid
 from cookwala_ros.sim.heater import SimHeater
@@ -52,14 +53,15 @@ from cookwala_ros.sim.sim_time import SimTime
 from cookwala_ros.sim.thermal_model import MEDIA, SOURCE_EFFICIENCY, SensorFault, ThermalConfig, ThermalModel
 
 NODE_NAME = "heater_sim"
-COMMAND_TOPIC = "heater/command"
-STATE_TOPIC = "heater/state"
-MEDIUM_TEMPERATURE_TOPIC = "heater/medium_temperature"
-PAN_TEMPERATURE_TOPIC = "heater/pan_temperature"
+COMMAND_TOPIC = names.HEATER_COMMAND  # defaults; a device file may rename the command and state topics
+STATE_TOPIC = names.HEATER_STATE
+MEDIUM_TEMPERATURE_TOPIC = names.HEATER_MEDIUM_TEMPERATURE
+PAN_TEMPERATURE_TOPIC = names.HEATER_PAN_TEMPERATURE
 SENSOR_FAULTS = tuple(f.value for f in SensorFault)
 CONTENTS = ("medium", "medium_mass_kg", "lid")
 
 PARAMETERS = (
+    DEVICE_FILE,
     ParamSpec("medium", "water", "What is in the pan (pan_surface = an empty pan).", choices=tuple(MEDIA),
               read_only=False),
     ParamSpec("medium_mass_kg", 1.0, "Mass of the medium [kg] (1 L of water = 1.0, of oil = 0.92).",
@@ -119,6 +121,7 @@ class HeaterSimNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__(NODE_NAME, **kwargs)
         values = declare_parameters(self, PARAMETERS)
+        _, topics = robot_names(values["device_file"])
         config = thermal_config(values)
         for problem in config.problems():  # cross-field rules, e.g. water above its boiling point
             name, _, detail = problem.partition(": ")
@@ -132,11 +135,11 @@ class HeaterSimNode(Node):
         self._smoke_reported = False
         self.add_on_set_parameters_callback(reject_invalid(PARAMETERS))
         self.add_post_set_parameters_callback(self._on_parameters_set)
-        self._state_pub = self.create_publisher(HeaterState, STATE_TOPIC, qos.sensor())
+        self._state_pub = self.create_publisher(HeaterState, topics.heater_state, qos.sensor())
         self._medium_pub = self.create_publisher(Temperature, MEDIUM_TEMPERATURE_TOPIC, qos.sensor())
         self._pan_pub = self.create_publisher(Temperature, PAN_TEMPERATURE_TOPIC, qos.sensor())
         self._subscription = self.create_subscription(
-            HeaterCommand, COMMAND_TOPIC, self._on_command, qos.command(), callback_group=self._group
+            HeaterCommand, topics.heater_command, self._on_command, qos.command(), callback_group=self._group
         )
         self._timer = self.create_timer(1.0 / values["publish_rate_hz"], self._on_tick, callback_group=self._group)
         self._command_timeout_s = values["command_timeout_s"]

@@ -7,7 +7,8 @@ hearing each other's hob. Kitchen-wide names are *absolute*: every robot in the 
 same clock, e-stop button, person and smoke detector. The README's name table lists both.
 
 A device file may rename the per-robot topics (a real arm's controller is rarely called
-`arm_controller`); the defaults below are what the simulated kitchen serves.
+`arm_controller`); the defaults below are what the simulated kitchen serves. A node name given
+relative (`executor`) is taken in the namespace of the node that names it.
 """
 
 from __future__ import annotations
@@ -25,20 +26,41 @@ ARM_FOLLOW_JOINT_TRAJECTORY = "arm_controller/follow_joint_trajectory"  # its ac
 JOINT_STATES = "joint_states"
 HEATER_COMMAND = "heater/command"
 HEATER_STATE = "heater/state"
+HEATER_MEDIUM_TEMPERATURE = "heater/medium_temperature"  # sensor_msgs/Temperature of the sim hob
+HEATER_PAN_TEMPERATURE = "heater/pan_temperature"
 PRESSURE = "cookwala/pressure"     # the robot's pressure vessel, where it has one
 HEARTBEAT = "cookwala/heartbeat"   # executor -> safety monitor, with a liveliness lease
 EXECUTION_STATUS = "cookwala/status"
 EVENTS = "cookwala/events"         # CloudEvents (JSON) of executions and incidents
 SAFETY_STATUS = "cookwala/safety/status"
+CAPABILITIES_SERVICE = "cookwala/get_capabilities"  # the capabilities node's GetCapabilities
 
 # --- node names (a robot's namespace applies to them too) ------------------------------------
 EXECUTOR_NODE = "executor"
 SAFETY_MONITOR_NODE = "safety_monitor"
+# The executor's private interfaces (`~/name`): /<ns>/executor/<name>
+EXECUTE_RECIPE = "execute_recipe"    # action cookwala_msgs/ExecuteRecipe
+EXECUTE_NODE = "execute_node"        # action cookwala_msgs/ExecuteNode
+# The safety monitor's private services: /<ns>/safety_monitor/<name>
+MONITOR_STOP = "stop"
+MONITOR_RESET = "reset"
+MONITOR_GET_LIMITS = "get_safety_limits"
+MONITOR_TIGHTEN = "tighten_safety_limits"
+
+
+def namespace_of(text: str) -> str:
+    """'robot_a', '/robot_a/' -> '/robot_a'; '' or '/' -> '' (the root)."""
+    text = (text or "").strip("/")
+    return "/" + text if text else ""
 
 
 def qualify(namespace: str, name: str) -> str:
     """The absolute form of `name` for a node in `namespace` (no `~`, no remaps)."""
     if name.startswith("/"):
         return name
-    ns = "/" + namespace.strip("/") if namespace.strip("/") else ""
-    return f"{ns}/{name}"
+    return f"{namespace_of(namespace)}/{name}"
+
+
+def service_of(node_fqn: str, name: str) -> str:
+    """A private service or action of a node: service_of('/a/safety_monitor', 'stop')."""
+    return f"{node_fqn.rstrip('/')}/{name}"

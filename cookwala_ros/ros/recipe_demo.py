@@ -2,8 +2,10 @@
 
 `LiveKitchen` brings up the `kitchen` scene (sim clock, arm, heater, executor with its HTTP API,
 safety monitor) as child processes with a fresh data dir and recipe library, and plays the person
-in the kitchen: it publishes /cookwala/presence and watches /heater/state (so tests can assert
-that no heat was applied). `run_recipe_demo()` is the `make demo` flow on top of it: cook the
+in the kitchen: it publishes /cookwala/presence and watches the robot's heater state (so tests can
+assert that no heat was applied). `namespace` puts the whole robot under /<namespace>/ and
+`with_clock=False` leaves /clock to another kitchen already running: two LiveKitchens with two
+namespaces are two robots in one ROS domain. `run_recipe_demo()` is the `make demo` flow on top of it: cook the
 sample soup over HTTP with a progress bar per step, print the log summary, write the plot.
 
 The only rclpy here is the small observer node of the parent process; cooking itself goes
@@ -65,26 +67,28 @@ def request_for_recipe(recipe: dict, *, key: str, servings: float | None = None)
 class _Observer:
     """The parent's rclpy node: publishes presence, records heater power."""
 
-    def __init__(self, present: bool):
+    def __init__(self, present: bool, namespace: str = "", heater_state: str = ""):
         import rclpy
         from rclpy.executors import SingleThreadedExecutor
 
         from cookwala_msgs.msg import HeaterState, Presence, SafetyStatus
-        from cookwala_ros.ros import qos
+        from cookwala_ros.ros import names, qos
 
         self._rclpy = rclpy
         self.context = rclpy.Context()
         rclpy.init(context=self.context)
-        self.node = rclpy.create_node("kitchen_person", context=self.context)
+        # in the robot's namespace: its relative names are the robot's (presence stays kitchen-wide)
+        self.node = rclpy.create_node("kitchen_person", context=self.context,
+                                      namespace=names.namespace_of(namespace) or "/")
         self.present = present
         self.max_power_w = 0.0
         self.last_state = None
         self._lock = threading.Lock()
         self._presence_type = Presence
-        self._pub = self.node.create_publisher(Presence, "/cookwala/presence", qos.sensor())
-        self.node.create_subscription(HeaterState, "/heater/state", self._on_heater, qos.sensor())
+        self._pub = self.node.create_publisher(Presence, names.PRESENCE, qos.sensor())
+        self.node.create_subscription(HeaterState, heater_state or names.HEATER_STATE, self._on_heater, qos.sensor())
         self.safety_label = ""  # the safety monitor's state, once it has said it
-        self.node.create_subscription(SafetyStatus, "/cookwala/safety/status", self._on_safety, qos.latched())
+        self.node.create_subscription(SafetyStatus, names.SAFETY_STATUS, self._on_safety, qos.latched())
         self.node.create_timer(0.2, self._publish)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
@@ -118,10 +122,10 @@ class _Observer:
         from rcl_interfaces.srv import SetParameters
         from rclpy.parameter import Parameter
 
-        client = self.node.create_client(SetParameters, f"/{node}/set_parameters")
+        client = self.node.create_client(SetParameters, f"{node}/set_parameters")  # the robot's node
         try:
             if not client.wait_for_service(timeout_sec=timeout_s):
-                raise KitchenError(f"/{node}/set_parameters is not available")
+                raise KitchenError(f"{client.srv_name} is not available")
             request = SetParameters.Request()
             request.parameters = [Parameter(name, value=value).to_parameter_msg()]
             future = client.call_async(request)
@@ -154,7 +158,8 @@ class LiveKitchen:
                  device_file: str = "", http_port: int | None = None, medium_sensor_fault: str = "none",
                  disabled_sensors: str = "", person_present: bool = True, quiet: bool = True,
                  output: TextIO | None = None, startup_timeout_s: float = 60.0, with_safety_monitor: bool = True,
-                 state_dir: str | os.PathLike | None = None, scene_args: dict | None = None):
+                 state_dir: str | os.PathLike | None = None, scene_args: dict | None = None,
+                 namespace: str = "", with_clock: bool = True):
         from cookwala_ros.http.server import free_port
 
         self.rtf = float(rtf)
@@ -173,6 +178,8 @@ class LiveKitchen:
         # the monitor's latched stops persist here; default: inside the (temporary) data dir
         self.state_dir = pathlib.Path(state_dir) if state_dir is not None else self.data_dir / "safety_state"
         self.scene_args = dict(scene_args or {})  # any other argument of the kitchen scene
+        self.namespace = namespace
+        self.with_clock = with_clock
         self.supervisor: Supervisor | None = None
         self.observer: _Observer | None = None
         self._sink = None
@@ -187,7 +194,8 @@ class LiveKitchen:
             "real_time_factor": self.rtf, "clock_rate_hz": min(1000.0, max(100.0, self.rtf * 10.0)),
             "http_port": self.http_port, "data_dir": str(self.data_dir), "device_file": self.device_file,
             "disabled_sensors": self.disabled_sensors, "medium_sensor_fault": self.medium_sensor_fault,
-            "state_dir": str(self.state_dir), **self.scene_args}
+            "state_dir": str(self.state_dir), "namespace": self.namespace, "with_clock": self.with_clock,
+            **self.scene_args}
 
     def process_specs(self) -> list[ProcessSpec]:
         manifest = bringup.load_manifest(SCENE)
@@ -211,12 +219,19 @@ class LiveKitchen:
         self.supervisor = Supervisor(procs, output=self._sink or self.output)
         self.supervisor.start()
         try:
-            self.observer = _Observer(self.person_present)
+            self.observer = _Observer(self.person_present, self.namespace, self._heater_state_topic())
             self._wait_for_http()
         except BaseException:
             self.stop()
             raise
         return self
+
+    def _heater_state_topic(self) -> str:
+        if not self.device_file:
+            return ""
+        from cookwala_ros.device import load_device_config
+
+        return load_device_config(self.device_file).names.heater_state
 
     def _wait_for_http(self) -> None:
         import httpx

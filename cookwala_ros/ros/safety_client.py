@@ -3,7 +3,9 @@
 A latched monitor (its latch persists across restarts) is re-armed only by a local ResetSafety.
 Machines without ros2cli still need a way to do that, and to see why the kitchen is stopped:
 `cookwala-ros safety ...` calls these functions. Each creates its own context and node, waits
-for discovery (bounded), and cleans up; nothing here is on the stop path.
+for discovery (bounded), and cleans up; nothing here is on the stop path. `namespace` is the
+robot's (`cookwala-ros safety --namespace robot_a status`); the monitor's name and status topic
+resolve in it.
 """
 
 from __future__ import annotations
@@ -16,10 +18,10 @@ from rclpy.executors import SingleThreadedExecutor
 
 from cookwala_msgs.msg import SafetyStatus
 from cookwala_msgs.srv import ResetSafety, Stop
-from cookwala_ros.ros import qos
+from cookwala_ros.ros import names, qos
 
-STATUS_TOPIC = "/cookwala/safety/status"
-DEFAULT_MONITOR = "/safety_monitor"
+STATUS_TOPIC = names.SAFETY_STATUS  # relative: in the robot's namespace
+DEFAULT_MONITOR = names.SAFETY_MONITOR_NODE
 
 
 class SafetyClientError(RuntimeError):
@@ -35,10 +37,11 @@ class Answer:
 
 
 class _Session:
-    def __init__(self) -> None:
+    def __init__(self, namespace: str = "") -> None:
         self.context = rclpy.Context()
         rclpy.init(context=self.context)
-        self.node = rclpy.create_node("cookwala_safety_cli", context=self.context, start_parameter_services=False)
+        self.node = rclpy.create_node("cookwala_safety_cli", context=self.context, start_parameter_services=False,
+                                      namespace=names.namespace_of(namespace) or "/")
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
 
@@ -66,22 +69,23 @@ class _Session:
         rclpy.try_shutdown(context=self.context)
 
 
-def read_status(timeout_s: float = 5.0) -> SafetyStatus:
+def read_status(timeout_s: float = 5.0, namespace: str = "") -> SafetyStatus:
     """The monitor's latched status (reliable, transient-local: the last one arrives on subscribe)."""
-    session = _Session()
+    session = _Session(namespace)
     try:
         received: list[SafetyStatus] = []
-        session.node.create_subscription(SafetyStatus, STATUS_TOPIC, received.append, qos.latched())
+        sub = session.node.create_subscription(SafetyStatus, STATUS_TOPIC, received.append, qos.latched())
         if not session.spin_until(lambda: bool(received), timeout_s):
-            raise SafetyClientError(f"no {STATUS_TOPIC} within {timeout_s:g} s (is the safety monitor running, "
+            raise SafetyClientError(f"no {sub.topic_name} within {timeout_s:g} s (is the safety monitor running, "
                                     "on this ROS_DOMAIN_ID?)")
         return received[-1]
     finally:
         session.close()
 
 
-def reset(monitor: str = DEFAULT_MONITOR, requested_by: str = "cli", timeout_s: float = 5.0) -> Answer:
-    session = _Session()
+def reset(monitor: str = DEFAULT_MONITOR, requested_by: str = "cli", timeout_s: float = 5.0,
+          namespace: str = "") -> Answer:
+    session = _Session(namespace)
     try:
         response = session.call(ResetSafety, f"{monitor.rstrip('/')}/reset",
                                 ResetSafety.Request(requested_by=requested_by), timeout_s)
@@ -90,8 +94,9 @@ def reset(monitor: str = DEFAULT_MONITOR, requested_by: str = "cli", timeout_s: 
         session.close()
 
 
-def stop(monitor: str = DEFAULT_MONITOR, requested_by: str = "cli", reason: str = "", timeout_s: float = 5.0) -> Answer:
-    session = _Session()
+def stop(monitor: str = DEFAULT_MONITOR, requested_by: str = "cli", reason: str = "", timeout_s: float = 5.0,
+         namespace: str = "") -> Answer:
+    session = _Session(namespace)
     try:
         response = session.call(Stop, f"{monitor.rstrip('/')}/stop",
                                 Stop.Request(requested_by=requested_by, reason=reason[:300]), timeout_s)

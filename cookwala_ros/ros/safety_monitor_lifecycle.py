@@ -81,7 +81,7 @@ class MonitorLifecycle:
         latched = self._latched
         if self.monitor.activate(time.monotonic(), None if latched is None else self._latch_reason(latched)):
             self._halt()
-        if self._p("executor_node"):
+        if self._executor_fqn():
             steady = Clock(clock_type=ClockType.STEADY_TIME)
             self._timers.append(self.create_timer(GRAPH_CHECK_PERIOD_S, self._on_graph, clock=steady))
         self.get_logger().info(f"active: {self.monitor.state}")

@@ -19,11 +19,14 @@ two executors around the Monitor. Verification and deadlines are measured on the
 (time.monotonic) and its timers run on the steady clock, so a paused or fast /clock never delays
 a safety check. Reporting (status, events, diagnostics) comes after the halt and never blocks it.
 
-Inputs: /joint_states, /heater/state, /cookwala/heartbeat (liveliness lease + timer check),
-/cookwala/presence, /cookwala/status (current op), /cookwala/estop (std_msgs/Bool: true while
-the button is held; latched QoS so a monitor that starts late still sees a held button),
-/cookwala/smoke (std_msgs/Bool), /cookwala/pressure (sensor_msgs/FluidPressure, gauge Pa),
-services ~/stop, ~/reset, ~/get_safety_limits, ~/tighten_safety_limits.
+Names (ros/names.py; relative = in the robot's namespace): the joint states, heater state, arm
+and heater command topics the robot's device file names (`device_file`, read by
+ros/safety_monitor_device.py with the monitor's own settings), cookwala/heartbeat (liveliness
+lease + timer check), /cookwala/presence, cookwala/status (current op), the device file's
+e-stop topic (default the kitchen's /cookwala/estop; std_msgs/Bool: true while the button is
+held; latched QoS so a monitor that starts late still sees a held button), /cookwala/smoke
+(std_msgs/Bool), cookwala/pressure (sensor_msgs/FluidPressure, gauge Pa), services ~/stop,
+~/reset, ~/get_safety_limits, ~/tighten_safety_limits.
 
 Guards on its own inputs (README "Stopping"): heat or motion without a live executor heartbeat,
 an expected `executor_node` that never beats, stale joint states, re-energising after a verified
@@ -69,10 +72,11 @@ from trajectory_msgs.msg import JointTrajectory
 from cookwala_msgs.msg import (Event, ExecutionStatus, HeaterCommand, HeaterState, Heartbeat, Presence,
                                SafetyStatus)
 from cookwala_msgs.srv import GetSafetyLimits, ResetSafety, Stop, TightenSafetyLimits
-from cookwala_ros.ros import qos
+from cookwala_ros.ros import names, qos
 from cookwala_ros.ros.convert import halt_trajectory_msg, safety_limit_msgs
 from cookwala_ros.ros.node_main import EXIT_CANNOT_START
 from cookwala_ros.ros.params import ParameterError, declare_parameters
+from cookwala_ros.ros.safety_monitor_device import apply_device_file
 from cookwala_ros.ros.safety_monitor_latch import LatchPersistence
 from cookwala_ros.ros.safety_monitor_lifecycle import MonitorLifecycle
 from cookwala_ros.ros.safety_monitor_params import PARAMETERS, SPECS, stop_input_args  # noqa: F401 (PARAMETERS re-exported)
@@ -121,7 +125,8 @@ def _rfc3339_now() -> str:
 class SafetyMonitorNode(LatchPersistence, MonitorLifecycle, LifecycleNode):
     def __init__(self, argv: list[str] | None = None, **kwargs) -> None:
         """Raises ParameterError (one line naming the parameter) for a bad parameter."""
-        super().__init__("safety_monitor", **kwargs)
+        super().__init__(names.SAFETY_MONITOR_NODE, **kwargs)
+        self.device, self.names = apply_device_file(self, SPECS)  # the device file's values as defaults
         declare_parameters(self, SPECS)
         self.monitor: Monitor | None = None
         self.config_error = ""
@@ -160,7 +165,12 @@ class SafetyMonitorNode(LatchPersistence, MonitorLifecycle, LifecycleNode):
             heartbeat_lease_s=self._p("heartbeat_lease_s"), presence_stale_s=self._p("presence_stale_s"),
             position_margin=self._p("position_margin"), velocity_tolerance=self._p("velocity_tolerance"),
             workspace_min=tuple(lo), workspace_max=tuple(hi), joint_state_timeout_s=self._p("joint_state_timeout_s"),
-            executor_node=self._p("executor_node"), executor_start_grace_s=self._p("executor_start_grace_s"))
+            executor_node=self._executor_fqn(), executor_start_grace_s=self._p("executor_start_grace_s"))
+
+    def _executor_fqn(self) -> str:
+        """The expected executor's fully qualified name (a relative name is in our namespace)."""
+        name = self._p("executor_node")
+        return names.qualify(self.get_namespace(), name) if name else ""
 
     def _load_pack(self) -> dict:
         from cookwala_ros.resources import share_path
@@ -223,33 +233,34 @@ class SafetyMonitorNode(LatchPersistence, MonitorLifecycle, LifecycleNode):
         return TransitionCallbackReturn.SUCCESS
 
     def _create_entities(self) -> None:
-        self._traj_pub = self.create_publisher(JointTrajectory, "/arm_controller/joint_trajectory", qos.command())
-        self._heat_pub = self.create_publisher(HeaterCommand, "/heater/command", qos.command())
-        self._status_pub = self.create_publisher(SafetyStatus, "/cookwala/safety/status", qos.latched())
-        self._event_pub = self.create_publisher(Event, "/cookwala/events", qos.events())
-        self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", qos.sensor())
-        self._cancel = (self.create_client(CancelGoal, "/arm_controller/follow_joint_trajectory/_action/cancel_goal")
+        topics = self.names  # the device file's (relative = in the robot's namespace)
+        self._traj_pub = self.create_publisher(JointTrajectory, topics.arm_trajectory, qos.command())
+        self._heat_pub = self.create_publisher(HeaterCommand, topics.heater_command, qos.command())
+        self._status_pub = self.create_publisher(SafetyStatus, names.SAFETY_STATUS, qos.latched())
+        self._event_pub = self.create_publisher(Event, names.EVENTS, qos.events())
+        self._diag_pub = self.create_publisher(DiagnosticArray, names.DIAGNOSTICS, qos.sensor())
+        self._cancel = (self.create_client(CancelGoal, f"{topics.arm_follow_joint_trajectory}/_action/cancel_goal")
                         if CancelGoal else None)
         lease = self._p("heartbeat_lease_s")
         s = self.stop_inputs
         self._stop_entities = [
-            s.create_subscription(Bool, "/cookwala/estop", self._on_estop, qos.latched()),
-            s.create_subscription(Bool, "/cookwala/smoke", self._on_smoke, qos.sensor()),
-            s.create_subscription(FluidPressure, "/cookwala/pressure", self._on_pressure, qos.sensor()),
-            s.create_service(Stop, f"{self.get_fully_qualified_name()}/stop", self._on_stop),
+            s.create_subscription(Bool, topics.estop, self._on_estop, qos.latched()),
+            s.create_subscription(Bool, names.SMOKE, self._on_smoke, qos.sensor()),
+            s.create_subscription(FluidPressure, names.PRESSURE, self._on_pressure, qos.sensor()),
+            s.create_service(Stop, names.service_of(self.get_fully_qualified_name(), names.MONITOR_STOP), self._on_stop),
         ]
         self._entities = [
             self._traj_pub, self._heat_pub, self._status_pub, self._event_pub, self._diag_pub,
-            self.create_subscription(HeaterState, "/heater/state", self._on_heater, qos.sensor()),
-            self.create_subscription(JointState, "/joint_states", self._on_joints, qos.sensor()),
-            self.create_subscription(Heartbeat, "/cookwala/heartbeat", self._on_heartbeat, qos.heartbeat(lease),
+            self.create_subscription(HeaterState, topics.heater_state, self._on_heater, qos.sensor()),
+            self.create_subscription(JointState, topics.joint_states, self._on_joints, qos.sensor()),
+            self.create_subscription(Heartbeat, names.HEARTBEAT, self._on_heartbeat, qos.heartbeat(lease),
                                      event_callbacks=SubscriptionEventCallbacks(liveliness=self._on_liveliness)),
-            self.create_subscription(Presence, "/cookwala/presence", self._on_presence, qos.sensor()),
+            self.create_subscription(Presence, names.PRESENCE, self._on_presence, qos.sensor()),
             # volatile on purpose: matches the executor whether it publishes latched or not
-            self.create_subscription(ExecutionStatus, "/cookwala/status", self._on_execution, qos.sensor()),
-            self.create_service(ResetSafety, "~/reset", self._on_reset),
-            self.create_service(GetSafetyLimits, "~/get_safety_limits", self._on_get_limits),
-            self.create_service(TightenSafetyLimits, "~/tighten_safety_limits", self._on_tighten),
+            self.create_subscription(ExecutionStatus, names.EXECUTION_STATUS, self._on_execution, qos.sensor()),
+            self.create_service(ResetSafety, f"~/{names.MONITOR_RESET}", self._on_reset),
+            self.create_service(GetSafetyLimits, f"~/{names.MONITOR_GET_LIMITS}", self._on_get_limits),
+            self.create_service(TightenSafetyLimits, f"~/{names.MONITOR_TIGHTEN}", self._on_tighten),
         ]
         if self._cancel is not None:
             self._entities.append(self._cancel)
@@ -334,7 +345,7 @@ class SafetyMonitorNode(LatchPersistence, MonitorLifecycle, LifecycleNode):
     @_fail_safe
     def _on_graph(self) -> None:
         """Is the expected executor in the ROS graph? (Cheap: the local graph cache.)"""
-        expected = self._p("executor_node")
+        expected = self._executor_fqn()
         present = any(("/" if ns == "/" else ns + "/") + name == expected
                       for name, ns in self.get_node_names_and_namespaces())
         self._after(self.monitor.on_executor_graph(present, time.monotonic()))

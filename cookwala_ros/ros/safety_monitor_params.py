@@ -15,7 +15,7 @@ import re
 
 from cookwala_ros.ros.params import ParamSpec
 
-_NODE_NAME = re.compile(r"^(/[A-Za-z_][A-Za-z0-9_]*)+$")
+_NODE_NAME = re.compile(r"^/?[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*$")
 
 
 def _numbers(count: int):
@@ -29,7 +29,7 @@ def _numbers(count: int):
 
 def _node_name(value: str) -> str | None:
     if value and not _NODE_NAME.match(value):
-        return f"must be empty or a fully qualified node name such as /executor, got {value!r}"
+        return f"must be empty or a node name such as executor (in the monitor's namespace) or /executor, got {value!r}"
     return None
 
 
@@ -51,10 +51,15 @@ def _positive(name: str, default: float, description: str, maximum: float | None
 
 
 SPECS: tuple[ParamSpec, ...] = (
-    ParamSpec("device_id", "sim-kitchen", "Device id used in events and diagnostics."),
+    ParamSpec("device_file", "", "The robot's device file (YAML); empty = the package's config/device.yaml. Topics, "
+              "device id, URDF and packs come from it, the other parameters' defaults from its safety_monitor: "
+              "section; a parameter given to the node wins."),
+    ParamSpec("device_id", "sim-kitchen", "Device id used in events and diagnostics (default: device.id of the device file)."),
     ParamSpec("device_packs", ["package://config/safety/device-pack.json"],
-              "SafetyLimits pack files (JSON/YAML) merged with the standard's defaults, stricter wins."),
-    ParamSpec("urdf_path", "", "Robot description for joint limits and the workspace check; empty = packaged arm."),
+              "SafetyLimits pack files (JSON/YAML) merged with the standard's defaults, stricter wins (default: the "
+              "device file's safety_limits)."),
+    ParamSpec("urdf_path", "", "Robot description for joint limits and the workspace check; empty = packaged arm "
+              "(default: arm.robot_description of the device file)."),
     _positive("activation_timeout_s", 10.0, "Once active, an error is logged if the arm and heater controllers "
               "have not matched the halt topics and no heater state has come within this [s]; the monitor stays "
               "unarmed until they have (it keeps waiting)."),
@@ -70,8 +75,8 @@ SPECS: tuple[ParamSpec, ...] = (
     _positive("heartbeat_lease_s", 0.3,
               "Executor heartbeat liveliness lease; heat or motion without a live heartbeat for longer "
               "(including none ever) stops."),
-    ParamSpec("executor_node", "", "Fully qualified name of the executor node the monitor expects (e.g. "
-              "/executor): in the ROS graph without a heartbeat within executor_start_grace_s, or gone before "
+    ParamSpec("executor_node", "", "Name of the executor node the monitor expects (relative = in the monitor's "
+              "namespace, e.g. executor): in the ROS graph without a heartbeat within executor_start_grace_s, or gone before "
               "its first one, stops. Empty = none expected.", check=_node_name),
     _positive("executor_start_grace_s", 5.0, "How long the expected executor may be in the ROS graph before its "
               "first heartbeat [s]."),

@@ -3,7 +3,8 @@
 Talks only through the standard controller topics (JointTrajectory / JointState, HeaterCommand /
 HeaterState) on ROS time, so it runs unchanged against the sim at any real-time factor. Until
 the executor exists this is what `cookwala-ros demo` shows. Stand-alone, against a running
-scene: `python -m cookwala_ros.ros.sim_demo` (after `cookwala-ros up sim_kitchen`).
+scene: `python -m cookwala_ros.ros.sim_demo [NAMESPACE]` (after `cookwala-ros up sim_kitchen`); the
+topics are the robot's relative names, so `DemoSettings.namespace` drives a robot under /<ns>/.
 """
 
 from __future__ import annotations
@@ -25,13 +26,13 @@ from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from cookwala_msgs.msg import HeaterCommand, HeaterState
-from cookwala_ros.ros import qos
+from cookwala_ros.ros import names, qos
 from cookwala_ros.robot.description import default_arm, load_poses
 
-TRAJECTORY_TOPIC = "/arm_controller/joint_trajectory"
-JOINT_STATES_TOPIC = "/joint_states"
-HEATER_COMMAND_TOPIC = "/heater/command"
-HEATER_STATE_TOPIC = "/heater/state"
+TRAJECTORY_TOPIC = names.ARM_TRAJECTORY  # relative: in the driven robot's namespace
+JOINT_STATES_TOPIC = names.JOINT_STATES
+HEATER_COMMAND_TOPIC = names.HEATER_COMMAND
+HEATER_STATE_TOPIC = names.HEATER_STATE
 DEFAULT_TOUR = ("home", "above_hob", "stir", "pour", "dispense", "serve", "home")
 WATER_SPECIFIC_HEAT = 4186.0  # [J/(kg K)]
 HEATER_KEEP_ALIVE_S = 0.1  # a heater command in force is re-sent this often [s, steady clock]
@@ -57,6 +58,7 @@ class DemoSettings:
     wall_timeout_s: float = 90.0  # wall seconds for any one phase
     progress_every_s: float = 30.0  # simulated seconds between progress lines
     control_period_s: float = 0.5  # simulated seconds between heater commands
+    namespace: str = ""  # the robot's ROS namespace ("" = the root)
 
 
 @dataclasses.dataclass
@@ -321,7 +323,8 @@ def run_demo(settings: DemoSettings, say: Callable[[str], None] = print,
     wall_start = time.monotonic()
     wall_up = None
     try:
-        node = SimDemoDriver(context=context, parameter_overrides=[Parameter("use_sim_time", value=True)])
+        node = SimDemoDriver(context=context, parameter_overrides=[Parameter("use_sim_time", value=True)],
+                             namespace=names.namespace_of(settings.namespace) or "/")
         executor = rclpy.executors.SingleThreadedExecutor(context=context)
         executor.add_node(node)
         runner = _Runner(node, executor, settings, say, abort)
@@ -348,7 +351,7 @@ def run_demo(settings: DemoSettings, say: Callable[[str], None] = print,
 def main() -> int:
     """Run the demo sequence against an already running sim kitchen."""
     try:
-        result = run_demo(DemoSettings())
+        result = run_demo(DemoSettings(namespace=sys.argv[1] if len(sys.argv) > 1 else ""))
     except DemoError as exc:
         print(f"sim_demo: {exc}", file=sys.stderr)
         return 1

@@ -62,7 +62,7 @@ def node_parameters(node) -> dict:
 def test_declares_scene_manifest_use_sim_time_and_rtf_arguments():
     description = load_launch_file().generate_launch_description()
     names = {arg.name for arg in description.get_launch_arguments()}
-    assert {"scene", "manifest", "use_sim_time", "real_time_factor"} <= names
+    assert {"scene", "manifest", "use_sim_time", "real_time_factor", "device_file", "namespace"} <= names
 
 
 def test_builds_one_node_per_manifest_entry():
@@ -94,3 +94,9 @@ def test_other_manifests_namespaces_and_remaps(tmp_path):
     assert node.node_name == "/robot1/arm"
     assert node.expanded_remapping_rules == [("/joint_states", "joint_states")]
     assert node_parameters(node)["rate_hz"] == 7.5
+
+
+def test_the_namespace_argument_reaches_every_node():
+    nodes = nodes_for(scene="kitchen", namespace="robot_a", with_clock="false")
+    assert nodes and all(node.expanded_node_namespace == "/robot_a" for node in nodes)
+    assert "sim_clock" not in {node.node_executable for node in nodes}

@@ -10,7 +10,7 @@ def test_the_monitor_gets_a_state_dir_inside_the_kitchen_and_the_executor_it_gua
     procs = {p.name: p for p in kitchen.process_specs()}
     monitor = " ".join(procs["safety_monitor"].argv)
     assert f"state_dir:='{tmp_path / 'safety_state'}'" in monitor
-    assert "executor_node:='/executor'" in monitor
+    assert "executor_node:='executor'" in monitor  # in the monitor's namespace
     # supervision as the manifest says: the monitor outlives the executor, the plant ends the scene
     assert [procs[n].required for n in ("executor", "safety_monitor", "arm_sim", "heater_sim", "sim_clock")] == [
         False, False, True, True, True]

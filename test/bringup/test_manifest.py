@@ -8,6 +8,7 @@ import yaml
 
 from cookwala_ros import bringup, resources
 from cookwala_ros.bringup import ManifestError, parse_manifest
+from cookwala_ros.ros import names
 
 
 def manifest(**top) -> dict:
@@ -245,7 +246,26 @@ def test_the_kitchen_keeps_its_stop_path():
     order = {n: s.stop_order for n, s in specs.items()}
     assert order["executor"] < order["safety_monitor"] < order["arm_sim"] == order["heater_sim"] < order["sim_clock"]
     monitor = specs["safety_monitor"].parameters
-    assert monitor["state_dir"] == "/srv/kitchen/latch" and monitor["executor_node"] == "/executor"
-    assert monitor["executor_node"] == specs["executor"].fqn
+    assert monitor["state_dir"] == "/srv/kitchen/latch" and monitor["executor_node"] == "executor"
+    assert names.qualify(specs["safety_monitor"].namespace, monitor["executor_node"]) == specs["executor"].fqn
     assert m.arguments["state_dir"].default == "~/.local/state/cookwala_ros"
     assert specs["executor"].parameters["heartbeat_lease_s"] == monitor["heartbeat_lease_s"]
+
+
+def test_the_namespace_argument_puts_the_whole_robot_under_it_and_with_clock_leaves_the_clock_out():
+    m = bringup.load_manifest("kitchen")
+    specs = {s.name: s for s in m.node_specs({"namespace": "robot_b", "with_clock": False,
+                                               "device_file": "/etc/robot_b.yaml"})}
+    assert "sim_clock" not in specs
+    assert {s.namespace for s in specs.values()} == {"/robot_b"}
+    assert all(s.parameters["device_file"] == "/etc/robot_b.yaml" for s in specs.values())
+    default = {s.name: s for s in m.node_specs()}
+    assert {s.namespace for s in default.values()} == {""} and "sim_clock" in default
+
+
+def test_a_bad_namespace_or_enabled_value_is_named():
+    m = bringup.load_manifest("kitchen")
+    with pytest.raises(ManifestError, match=r"nodes\[\d\]\.namespace: 'robot a' is not a valid ROS namespace"):
+        m.node_specs({"namespace": "robot a"})
+    with pytest.raises(ManifestError, match=r"nodes\[0\]\.enabled: expected true or false"):
+        m.node_specs({"with_clock": "maybe"})

@@ -57,8 +57,8 @@ def _device_file(tmp, catalog_url: str):
     device["sensors"] = [s for s in device["sensors"] if s["sensor"] != matrix.REMOVED_SENSOR]
     keys = tmp / "trusted-keys.json"
     keys.write_text(json.dumps(matrix.trusted_keys()), encoding="utf-8")
+    device["safety_limits"] = ["package://config/safety/device-pack.json", str(matrix.SITE_LIMITS)]
     device["executor"].update({
-        "safety_limits": ["package://config/safety/device-pack.json", str(matrix.SITE_LIMITS)],
         "trusted_keys": str(keys), "catalog_url": catalog_url, "recall_poll_s": 0.5})
     path = tmp / "device.yaml"
     path.write_text(yaml.safe_dump(device, sort_keys=False), encoding="utf-8")

@@ -227,7 +227,7 @@ def test_execute_node_runs_one_simmer_node(library):
     ({"tick_hz": 1.0}, "parameter 'tick_hz'"),
     ({"http_port": 70000}, "parameter 'http_port'"),
     ({"token_file": "/nonexistent/token"}, "parameter 'token_file'"),
-    ({"safety_monitor_node": "safety_monitor"}, "parameter 'safety_monitor_node'"),
+    ({"safety_monitor_node": "safety monitor"}, "parameter 'safety_monitor_node'"),  # not a node name
     ({"heater_state_timeout_s": 0.0}, "parameter 'heater_state_timeout_s'"),
     ({"heater_keepalive_s": 0.5}, "parameter 'heater_keepalive_s'"),
 ])

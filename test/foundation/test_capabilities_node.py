@@ -13,7 +13,7 @@ import rclpy
 from rclpy.node import Node
 
 from cookwala_msgs.srv import GetCapabilities
-from cookwala_ros.device import capabilities_document, load_device_config
+from cookwala_ros.device import ServedInterfaces, capabilities_document, load_device_config
 from cookwala_ros.ros.capabilities_node import SERVICE_NAME
 
 DISCOVERY_TIMEOUT_S = 10.0
@@ -69,7 +69,8 @@ def test_get_capabilities_from_another_process(client_node):
             f"service not discovered; node output:\n{stop_node(proc)}"
         )
         response = call(client_node, client, GetCapabilities.Request(), timeout_s=5.0)
-        assert json.loads(response.capabilities_json) == capabilities_document(load_device_config())
+        assert json.loads(response.capabilities_json) == capabilities_document(load_device_config(),
+                                                                            ServedInterfaces(namespace="/"))
     finally:
         output = stop_node(proc)
     assert proc.returncode == 0, output

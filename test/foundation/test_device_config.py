@@ -10,6 +10,7 @@ import yaml
 
 from cookwala_ros.device import (
     DeviceConfigError,
+    ServedInterfaces,
     capabilities_document,
     load_device_config,
     parse_device_config,
@@ -88,9 +89,14 @@ def test_capabilities_document_is_valid_against_the_standard(spec_dir):
         for uri in (schema.get("$id", name), name)
     )
     validator = jsonschema.Draft202012Validator(schemas["capabilities.schema.json"], registry=registry)
-    doc = capabilities_document(load_device_config())
-    errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(doc)]
-    assert errors == []
+    served = ServedInterfaces(namespace="/robot_a", action_server="/robot_a/executor/execute_recipe",
+                              execute_node_action="/robot_a/executor/execute_node", http_url="http://127.0.0.1:8125")
+    for doc in (capabilities_document(load_device_config()), capabilities_document(load_device_config(), served)):
+        errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(doc)]
+        assert errors == []
+    assert doc["interfaces"] == {"cookwalaHttp": "http://127.0.0.1:8125", "ros2": {
+        "namespace": "/robot_a", "actionServer": "/robot_a/executor/execute_recipe",
+        "x-executeNode": "/robot_a/executor/execute_node"}}
 
 
 @pytest.mark.parametrize(
@@ -102,7 +108,12 @@ def test_capabilities_document_is_valid_against_the_standard(spec_dir):
         (lambda d: d["executor"].update(catalog_url="ftp://x"), "executor.catalog_url: expected an http(s) URL"),
         (lambda d: d["executor"].update(require_signed_recipes="yes"), "executor.require_signed_recipes: expected true or false"),
         (lambda d: d["executor"].update(recall_poll_s=0), "executor.recall_poll_s: must be > 0"),
-        (lambda d: d["executor"].update(safety_limits=[3]), "executor.safety_limits[0]: expected a file path"),
+        (lambda d: d.update(safety_limits=[3]), "safety_limits[0]: expected a file path"),
+        (lambda d: d["executor"].update(safety_limits=["x.json"]), "executor.safety_limits: the packs are named once"),
+        (lambda d: d.update(interfaces={"http_url": "http://x"}), "interfaces: no longer written by hand"),
+        (lambda d: d["heaters"][0].update(state_topic="heater state"), "heaters[0].state_topic: 'heater state' is not a ROS name"),
+        (lambda d: d["safety_monitor"].update(heartbeat_lease_s="fast"), "safety_monitor.heartbeat_lease_s: expected a number"),
+        (lambda d: d["safety_monitor"].update(lease_s=1.0), "safety_monitor.lease_s: unknown key"),
         (lambda d: d["executor"].update(data_directory="/x"), "executor.data_directory: unknown key"),
         (lambda d: d["equipment"][0].update(**{"class": "pot"}), "equipment[0].class: expected an id starting with 'cw.eq.'"),
         (lambda d: d["equipment"][0].update(count=0), "equipment[0].count: must be >= 1"),

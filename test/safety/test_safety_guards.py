@@ -304,13 +304,16 @@ def test_stop_inputs_take_topic_remaps_only():
     assert json.dumps(stop_input_args(None)) == "[]"
 
 
-def test_the_shipped_parameter_file_lists_every_parameter_with_its_default(repo_root):
+def test_the_shipped_device_file_lists_every_monitor_setting_with_its_default(repo_root):
+    """The device file's safety_monitor: section is the monitor's parameter file: every parameter
+    not taken from the robot's shared sections (id, packs, URDF) is there with its default."""
     import yaml
 
     from cookwala_ros.ros.safety_monitor_params import SPECS
 
-    shipped = yaml.safe_load((repo_root / "config" / "safety" / "safety_monitor.yaml").read_text())
-    params = shipped["safety_monitor"]["ros__parameters"]
-    assert params == {spec.name: spec.default for spec in SPECS}
+    shipped = yaml.safe_load((repo_root / "config" / "device.yaml").read_text())["safety_monitor"]
+    shared = {"device_file", "device_id", "device_packs", "urdf_path"}
+    assert {k: v for k, v in shipped.items() if k != "estop_topic"} == {
+        spec.name: spec.default for spec in SPECS if spec.name not in shared}
     for spec in SPECS:
         assert spec.problem(spec.default) is None, spec.name

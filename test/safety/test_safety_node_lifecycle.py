@@ -100,7 +100,7 @@ def test_a_signal_halts_the_kitchen_then_exits_cleanly(signum):
 @pytest.mark.parametrize("arg, name", [
     ("joint_state_timeout_s:=abc", "joint_state_timeout_s"),    # wrong type
     ("joint_state_timeout_s:=-1.0", "joint_state_timeout_s"),   # wrong value
-    ("executor_node:=executor", "executor_node"),               # not fully qualified
+    ("executor_node:=executor//x", "executor_node"),            # not a node name
     ("executor_start_grace_s:=0.0", "executor_start_grace_s"),
     ("heat_deadline_s:=2.0", "heat_deadline_s"),                # CORE §6.2: at most 1 s
     ("state_dir:=/proc/cookwala-no-such-dir", "state_dir"),     # cannot be created
