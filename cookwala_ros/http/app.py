@@ -16,8 +16,8 @@ with bounded depth and number size. The OpenAPI document served at /openapi.json
 
 from __future__ import annotations
 
-import asyncio
 import logging
+import threading
 import uuid
 from typing import Any, Callable
 
@@ -62,7 +62,7 @@ def create_app(service: Any, *, token: str | None = None) -> FastAPI:
     app.add_middleware(HttpLimits)
     app.state.service = service
     app.state.auth_enabled = token is not None
-    starting = asyncio.Lock()  # one start at a time: the request-id check and the start are one step
+    starting = threading.Lock()  # one start at a time: the request-id check and the start are one step
 
     def answer(request: Request, document: Any, status: int = 200, headers: dict | None = None) -> Response:
         media = inputs.response_media_type(request.headers.get("accept"))
@@ -132,20 +132,20 @@ def create_app(service: Any, *, token: str | None = None) -> FastAPI:
             body = {**body, "idempotencyKey": key}  # the header alone is enough (decision 2)
         inputs.validate_body(body, "ExecuteRequest", version_is_refusal=True)
         inputs.check_servings(body)
-        async with starting:
-            status = await call(start_once, body, key)
+        status = await call(start_once, body, key)
         return answer(request, status, 202, status_headers(status))
 
     def start_once(body: dict, key: str) -> dict:
         """Start `body`, unless its request id was started under another key (409, like the hub)."""
         request_id = body.get("id")
-        if isinstance(request_id, str) and service.store.idempotency("start", key) is None:
-            earlier = execution_for_request(service, request_id)
-            if earlier is not None:
-                raise Problem("request_conflict", f"request {clip(request_id, 80)!r} was already started as "
-                                                  f"{earlier} under another {inputs.IDEMPOTENCY_HEADER}",
-                              pointer="/id", extra={"execution": earlier})
-        return service.start_execution(body, key, authorized=True)[0]
+        with starting:
+            if isinstance(request_id, str) and service.store.idempotency("start", key) is None:
+                earlier = execution_for_request(service, request_id)
+                if earlier is not None:
+                    raise Problem("request_conflict", f"request {clip(request_id, 80)!r} was already started as "
+                                                      f"{earlier} under another {inputs.IDEMPOTENCY_HEADER}",
+                                  pointer="/id", extra={"execution": earlier})
+            return service.start_execution(body, key, authorized=True)[0]
 
     @app.get("/v1/executions/{execution_id}")
     async def get_execution(request: Request, execution_id: str) -> Response:
