@@ -6,6 +6,7 @@ pointer into the body, or the header name), so handlers stay a few lines long.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import re
 from collections.abc import AsyncIterator
@@ -19,6 +20,7 @@ MEDIA_TYPE = "application/vnd.cookwala+json"
 JSON_MEDIA_TYPES = (MEDIA_TYPE, "application/json")
 MAX_BODY_BYTES = 1 << 20
 MAX_JSON_DEPTH = 32  # our request bodies nest 5 levels; 1,000 brackets must not reach the parser
+BODY_TIMEOUT_S = 30.0
 MAX_SERVINGS = 1000  # a sanity bound, not the device's capacity (the executor checks that)
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 KEY_MIN, KEY_MAX = 8, 128
@@ -60,15 +62,22 @@ def check_length(value: str | None) -> None:
         raise Problem("payload_too_large", f"the body has {int(value)} bytes; the limit is {MAX_BODY_BYTES}")
 
 
-async def read_body(chunks: AsyncIterator[bytes]) -> bytes:
-    """The body, read chunk by chunk and given up (413) as soon as it passes the limit, chunked or not."""
+async def read_body(chunks: AsyncIterator[bytes], timeout_s: float = BODY_TIMEOUT_S) -> bytes:
+    """The body, read chunk by chunk and given up (413) as soon as it passes the limit, chunked or not.
+
+    A body that has not ended within `timeout_s` is a 408: a trickling client holds no task forever.
+    """
     parts: list[bytes] = []
     size = 0
-    async for chunk in chunks:
-        size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            raise too_large()
-        parts.append(chunk)
+    try:
+        async with asyncio.timeout(timeout_s):
+            async for chunk in chunks:
+                size += len(chunk)
+                if size > MAX_BODY_BYTES:
+                    raise too_large()
+                parts.append(chunk)
+    except TimeoutError:
+        raise Problem("request_timeout", f"the body did not end within {timeout_s:g} s") from None
     return b"".join(parts)
 
 

@@ -28,6 +28,7 @@ CODES: dict[str, tuple[int, str]] = {
     "not_found": (404, "No such resource"),
     "method_not_allowed": (405, "Method not allowed"),
     "not_acceptable": (406, "Cannot answer in an acceptable media type"),
+    "request_timeout": (408, "The request body did not arrive in time"),
     "idempotency_conflict": (409, "Idempotency-Key reused with a different request"),
     "request_conflict": (409, "Request id already used with another Idempotency-Key"),
     "invalid_state": (409, "Not possible in the execution's current state"),

@@ -112,7 +112,15 @@ class ProblemH11Protocol(H11Protocol):
 
     def send_400_response(self, msg: str) -> None:
         received, _closed = self.conn.trailing_data
-        problem = head_problem(received, self.config.h11_max_incomplete_event_size or MAX_HEAD_BYTES)
+        if self.cycle is not None and not self.cycle.response_complete:  # the body's framing broke mid-request
+            if self.cycle.response_started:
+                self.transport.close()
+                return
+            self.cycle.disconnected = True  # the app's own answer, if any, goes nowhere
+            self.cycle.message_event.set()
+            problem = Problem("bad_request", "the request body's framing is malformed (chunk sizes, length)")
+        else:
+            problem = head_problem(received, self.config.h11_max_incomplete_event_size or MAX_HEAD_BYTES)
         self.logger.info("refused a request head: %s", problem.detail)
         body = problem_bytes(problem)
         headers = [(b"content-type", PROBLEM_MEDIA_TYPE.encode()), (b"content-length", str(len(body)).encode()),

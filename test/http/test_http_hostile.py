@@ -114,3 +114,21 @@ def test_lone_surrogates_do_not_break_the_answer(client, soup_request):
     r = _raw_post(client, text, key="surrogate-key-01")
     assert r.status_code in (202, 400), r.text
     json.loads(r.content.decode("utf-8"))
+
+
+def test_a_trickling_body_is_408():
+    import asyncio
+
+    import pytest
+
+    from cookwala_ros.http.inputs import read_body
+    from cookwala_ros.http.problems import Problem
+
+    async def trickle():
+        while True:
+            yield b"["
+            await asyncio.sleep(0.05)
+
+    with pytest.raises(Problem) as caught:
+        asyncio.run(read_body(trickle(), timeout_s=0.3))
+    assert caught.value.status == 408 and caught.value.code == "request_timeout"

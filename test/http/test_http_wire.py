@@ -84,6 +84,14 @@ def test_malformed_head_is_a_400_problem(server):
     assert answer[0] == 400 and problem(answer)["code"] == "bad_request"
 
 
+def test_broken_chunk_framing_is_a_400_problem(server):
+    port, _ = server
+    with connect(port) as sock:
+        sock.sendall(post_head("/v1/executions") + b"5\r\n[1,2]\r\nZZZ\r\n")
+        answer = read_response(sock)
+    assert answer[0] == 400 and problem(answer)["code"] == "bad_request"
+
+
 @pytest.mark.parametrize("framing", ["length", "chunked"])
 def test_body_sent_whole_before_reading_gets_the_413(server, framing):
     port, _ = server
