@@ -345,6 +345,8 @@ class HttpInput:
         try:
             payload = None if body is None else json.dumps(body)
             headers = {} if body is None else {"content-type": "application/vnd.cookwala+json"}
+            if isinstance(body, dict) and "idempotencyKey" in body:
+                headers["Idempotency-Key"] = body["idempotencyKey"]
             connection.request(method, path, body=payload, headers=headers)
             response = connection.getresponse()
             return response.status, json.loads(response.read() or b"null")

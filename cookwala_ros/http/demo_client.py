@@ -144,7 +144,8 @@ def cook(base_url: str, request: dict, *, token: str | None = None, out: TextIO 
                 break
             if status.get("state") == "needs_human" and confirm_human:
                 resumed = client.post(f"/v1/executions/{execution}/resume",
-                                      headers={**headers, "If-Match": f'"{status["seq"]}"'})
+                                      headers={**headers, "If-Match": f'"{status["seq"]}"',
+                                               "Idempotency-Key": f"{key}-resume-{status['seq']}"[-128:]})
                 if resumed.status_code not in (202, 409, 412):  # 409/412: it moved on meanwhile
                     _check(resumed, "resume")
             if time.monotonic() - started > timeout_s:

@@ -6,18 +6,22 @@ pointer into the body, or the header name), so handlers stay a few lines long.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
-import json
 import re
+from collections.abc import AsyncIterator
 from typing import Any
 
-from cookwala_ros.core import schemas
+from cookwala_ros.core import json_limits, schemas
 from cookwala_ros.core import versions
-from cookwala_ros.http.problems import Problem, from_issues
+from cookwala_ros.http.problems import Problem, clip, from_issues
 
 MEDIA_TYPE = "application/vnd.cookwala+json"
 JSON_MEDIA_TYPES = (MEDIA_TYPE, "application/json")
 MAX_BODY_BYTES = 1 << 20
+MAX_JSON_DEPTH = 32  # our request bodies nest 5 levels; 1,000 brackets must not reach the parser
+BODY_TIMEOUT_S = 30.0
+MAX_SERVINGS = 1000  # a sanity bound, not the device's capacity (the executor checks that)
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 KEY_MIN, KEY_MAX = 8, 128
 
@@ -58,28 +62,52 @@ def check_length(value: str | None) -> None:
         raise Problem("payload_too_large", f"the body has {int(value)} bytes; the limit is {MAX_BODY_BYTES}")
 
 
+async def read_body(chunks: AsyncIterator[bytes], timeout_s: float = BODY_TIMEOUT_S) -> bytes:
+    """The body, read chunk by chunk and given up (413) as soon as it passes the limit, chunked or not.
+
+    A body that has not ended within `timeout_s` is a 408: a trickling client holds no task forever.
+    """
+    parts: list[bytes] = []
+    size = 0
+    try:
+        async with asyncio.timeout(timeout_s):
+            async for chunk in chunks:
+                size += len(chunk)
+                if size > MAX_BODY_BYTES:
+                    raise too_large()
+                parts.append(chunk)
+    except TimeoutError:
+        raise Problem("request_timeout", f"the body did not end within {timeout_s:g} s") from None
+    return b"".join(parts)
+
+
 def parse_json(raw: bytes, *, required: bool = True) -> Any:
-    """The body as JSON; None for an empty optional body. Problems name the line and column."""
+    """The body as JSON; None for an empty optional body. Bounded: depth and number size (json_limits)."""
     if len(raw) > MAX_BODY_BYTES:
-        raise Problem("payload_too_large", f"the body has {len(raw)} bytes; the limit is {MAX_BODY_BYTES}")
+        raise too_large()
     if not raw.strip():
         if required:
             raise Problem("malformed_json", "the request needs a JSON body", pointer="")
         return None
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise Problem("malformed_json", f"the body is not UTF-8 (byte {exc.start})", pointer="") from None
-    try:
-        return json.loads(text, parse_constant=_reject_constant)
-    except ValueError as exc:
-        where = f" at line {exc.lineno} column {exc.colno}" if hasattr(exc, "lineno") else ""
-        msg = getattr(exc, "msg", str(exc))
-        raise Problem("malformed_json", f"the body is not valid JSON{where}: {msg}", pointer="") from None
+        return json_limits.loads(raw, max_depth=MAX_JSON_DEPTH)
+    except json_limits.JsonInputError as exc:
+        if exc.kind == "number":
+            raise Problem("invalid_request", exc.message, pointer=exc.pointer) from None
+        code = "json_too_deep" if exc.kind == "too_deep" else "malformed_json"
+        raise Problem(code, f"the body is {exc.message}", pointer="") from None
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
+def too_large() -> Problem:
+    return Problem("payload_too_large", f"the body is over the limit of {MAX_BODY_BYTES} bytes")
+
+
+def check_servings(body: Any) -> None:
+    """400 for a servings count no kitchen cooks (the schema only asks for a positive number)."""
+    servings = body.get("servings") if isinstance(body, dict) else None
+    if isinstance(servings, (int, float)) and not isinstance(servings, bool) and servings > MAX_SERVINGS:
+        raise Problem("invalid_request", f"servings {servings:g} is more than the {MAX_SERVINGS} this API accepts",
+                      pointer="/servings")
 
 
 def validate_body(document: Any, kind: str, *, version_is_refusal: bool = False) -> None:
@@ -97,31 +125,46 @@ def validate_body(document: Any, kind: str, *, version_is_refusal: bool = False)
 
 
 def idempotency_key(header: str | None, body: Any = None, *, required: bool = False) -> str | None:
-    """The request's key: the header wins; a body `idempotencyKey` that differs is a 400 (decision 2)."""
+    """The request's key from the header; a body `idempotencyKey` that differs is a 400 (decision 2).
+
+    With `required` (start and resume: the Core OpenAPI marks the header required) a missing header
+    is a 400 naming it, even when the body carries a key.
+    """
     body_key = body.get("idempotencyKey") if isinstance(body, dict) else None
-    if header is not None:
-        if not KEY_MIN <= len(header) <= KEY_MAX:
-            raise Problem("invalid_header", f"{IDEMPOTENCY_HEADER} must be {KEY_MIN} to {KEY_MAX} characters, "
-                                            f"not {len(header)}", header=IDEMPOTENCY_HEADER)
-        if isinstance(body_key, str) and body_key != header:
-            raise Problem("idempotency_mismatch",
-                          f"body idempotencyKey {body_key!r} differs from the {IDEMPOTENCY_HEADER} header",
-                          pointer="/idempotencyKey")
-        return header
-    if isinstance(body_key, str):
-        return body_key
-    if required:
-        raise Problem("invalid_header", f"send an {IDEMPOTENCY_HEADER} header (or body idempotencyKey)",
-                      header=IDEMPOTENCY_HEADER)
-    return None
+    if header is None:
+        if required:
+            also = " (the body's idempotencyKey does not replace it)" if isinstance(body_key, str) else ""
+            raise Problem("invalid_header", f"send an {IDEMPOTENCY_HEADER} header{also}", header=IDEMPOTENCY_HEADER)
+        return body_key if isinstance(body_key, str) else None
+    if not KEY_MIN <= len(header) <= KEY_MAX:
+        raise Problem("invalid_header", f"{IDEMPOTENCY_HEADER} must be {KEY_MIN} to {KEY_MAX} characters, "
+                                        f"not {len(header)}", header=IDEMPOTENCY_HEADER)
+    if isinstance(body_key, str) and body_key != header:
+        raise Problem("idempotency_mismatch",
+                      f"body idempotencyKey {clip(body_key, 80)!r} differs from the {IDEMPOTENCY_HEADER} header",
+                      pointer="/idempotencyKey")
+    return header
 
 
-def if_match_seq(header: str | None) -> int | None:
-    """The seq in an If-Match header (`7`, `"7"` or `W/"7"`); -1 when it names no seq at all."""
+def if_match_seq(header: str | None, current: int | None = None) -> int | None:
+    """The seq an If-Match header asks for, to compare with the current one (RFC 9110 §13.1.1).
+
+    `*` and a list (`"6", "7"`) that names `current` answer `current`; a single tag answers its seq
+    (`7`, `"7"` or `W/"7"`); a list without `current`, or no seq at all, answers -1 (412).
+    """
     if header is None:
         return None
-    match = _ETAG.match(header)
-    return int(match.group(1)) if match else -1
+    if header.strip() == "*":
+        return current if current is not None else -1
+    seqs = []
+    for part in header.split(","):
+        match = _ETAG.match(part)
+        if match is None:
+            return -1
+        seqs.append(int(match.group(1)))
+    if current is not None and current in seqs:
+        return current
+    return seqs[0] if len(seqs) == 1 else -1
 
 
 def etag(seq: int) -> str:

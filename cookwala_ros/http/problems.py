@@ -8,28 +8,36 @@ A refusal is never a problem: it is a normal 202 ExecutionStatus with state `ref
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from typing import Any
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 PROBLEM_BASE = "https://cookwala-ros.org/problems/"
+MAX_ECHO_CHARS = 200  # what a problem repeats of the client's input (a 64 KiB id is not sent back whole)
 
 # code -> (HTTP status, title). Service codes come from the executor contract.
 CODES: dict[str, tuple[int, str]] = {
     "invalid_request": (400, "The request is not valid"),
     "malformed_json": (400, "The body is not JSON"),
+    "json_too_deep": (400, "The body is nested too deeply"),
+    "bad_request": (400, "The HTTP request is malformed"),
     "invalid_header": (400, "A request header is not valid"),
     "idempotency_mismatch": (400, "Idempotency-Key header and body disagree"),
     "unauthorized": (401, "Authentication required"),
     "not_found": (404, "No such resource"),
     "method_not_allowed": (405, "Method not allowed"),
     "not_acceptable": (406, "Cannot answer in an acceptable media type"),
+    "request_timeout": (408, "The request body did not arrive in time"),
     "idempotency_conflict": (409, "Idempotency-Key reused with a different request"),
+    "request_conflict": (409, "Request id already used with another Idempotency-Key"),
     "invalid_state": (409, "Not possible in the execution's current state"),
     "precondition_failed": (412, "If-Match does not match the current seq"),
     "payload_too_large": (413, "Request body too large"),
+    "uri_too_long": (414, "Request target too long"),
     "unsupported_media_type": (415, "Unsupported request media type"),
     "precondition_required": (428, "If-Match is required"),
+    "header_fields_too_large": (431, "Request header fields too large"),
     "internal_error": (500, "Internal error"),
     "unavailable": (503, "The executor is not available"),
 }
@@ -57,11 +65,11 @@ class Problem(Exception):
             "type": PROBLEM_BASE + self.code,
             "title": self.title,
             "status": self.status,
-            "detail": self.detail,
+            "detail": clip(self.detail, 4 * MAX_ECHO_CHARS),
             "code": self.code,
         }
         if instance:
-            doc["instance"] = instance
+            doc["instance"] = clip(instance)
         if self.pointer is not None:
             doc["pointer"] = self.pointer
         if self.header is not None:
@@ -73,6 +81,24 @@ class Problem(Exception):
             doc["errors"] = errors
         doc.update(self.extra)
         return doc
+
+
+def clip(text: str, limit: int = MAX_ECHO_CHARS) -> str:
+    """`text` cut to `limit` characters, saying how long it was."""
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
+
+
+def problem_bytes(problem: Problem, instance: str | None = None) -> bytes:
+    """The problem document as UTF-8 JSON (lone surrogates from a client's input escaped)."""
+    return json_bytes(problem.document(instance=instance))
+
+
+def json_bytes(document: Any) -> bytes:
+    """Compact UTF-8 JSON; a string with a lone surrogate (valid JSON input) falls back to \\u escapes."""
+    try:
+        return json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(document, ensure_ascii=True, separators=(",", ":")).encode("ascii")
 
 
 def from_service_error(exc: BaseException) -> Problem:

@@ -2,7 +2,8 @@
 
 The server owns no state: it runs `create_app(service, token=...)` on one event loop in a daemon
 thread, so the caller's own loop (rclpy spinning, a benchmark) is untouched. `stop()` asks uvicorn
-to finish in-flight requests and waits for the thread.
+to finish in-flight requests and waits for the thread. `uvicorn_config` is the one way to serve
+the app (h11 with problem answers for broken heads and lingering closes, `protocol`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,13 @@ from typing import Any
 import uvicorn
 
 from cookwala_ros.http.app import create_app
+from cookwala_ros.http.protocol import MAX_HEAD_BYTES, ProblemH11Protocol
+
+
+def uvicorn_config(app: Any, *, host: str, port: int, log_level: str = "warning") -> uvicorn.Config:
+    """The uvicorn settings every server of the device API uses (the executor node's too)."""
+    return uvicorn.Config(app, host=host, port=int(port), log_level=log_level, access_log=False, lifespan="off",
+                          http=ProblemH11Protocol, h11_max_incomplete_event_size=MAX_HEAD_BYTES)
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -28,9 +36,8 @@ class ApiServer:
     def __init__(self, service: Any, *, host: str = "127.0.0.1", port: int = 8080, token: str | None = None,
                  log_level: str = "warning"):
         self.host, self.port = host, int(port)
-        config = uvicorn.Config(create_app(service, token=token), host=host, port=self.port, log_level=log_level,
-                                access_log=False, lifespan="off")
-        self._server = uvicorn.Server(config)
+        self._server = uvicorn.Server(uvicorn_config(create_app(service, token=token), host=host, port=self.port,
+                                                     log_level=log_level))
         self._thread = threading.Thread(target=self._server.run, name=f"cookwala-http-{self.port}", daemon=True)
 
     @property

@@ -28,7 +28,7 @@ def test_deep_fry_without_oil_sensor_is_refused_before_any_heat(live_kitchen):
         live_kitchen.set_presence(True)
         live_kitchen.reset_heater_watch()
         r = httpx.post(live_kitchen.base_url + "/v1/executions", json=_request(CHIPS, "e2e-chips-0001"),
-                       headers={"content-type": MEDIA})
+                       headers={"content-type": MEDIA, "Idempotency-Key": "e2e-chips-0001"})
         assert r.status_code == 202, r.text
         status = r.json()
         assert status["state"] == "refused"

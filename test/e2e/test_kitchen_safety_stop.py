@@ -94,7 +94,7 @@ def guarded_kitchen():
 
 def _start(base_url: str, key: str) -> dict:
     r = httpx.post(base_url + "/v1/executions", json=request_for_recipe(_doc(WATER), key=key),
-                   headers={"content-type": MEDIA})
+                   headers={"content-type": MEDIA, "Idempotency-Key": key})
     assert r.status_code == 202, r.text
     return r.json()
 

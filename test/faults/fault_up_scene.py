@@ -225,7 +225,7 @@ def start_cook(base_url: str, recipe: dict, key: str) -> dict:
     from cookwala_ros.ros.recipe_demo import request_for_recipe
 
     r = httpx.post(base_url + "/v1/executions", json=request_for_recipe(recipe, key=key),
-                   headers={"content-type": MEDIA}, timeout=10.0)
+                   headers={"content-type": MEDIA, "Idempotency-Key": key}, timeout=10.0)
     assert r.status_code == 202, r.text
     return r.json()
 

@@ -92,7 +92,7 @@ class Watcher:
 
 def start(base_url: str, path: pathlib.Path, key: str) -> dict:
     r = httpx.post(base_url + "/v1/executions", json=request_for_recipe(doc(path), key=key),
-                   headers={"content-type": MEDIA})
+                   headers={"content-type": MEDIA, "Idempotency-Key": key})
     assert r.status_code == 202, r.text
     status = r.json()
     assert status["state"] == "accepted", status

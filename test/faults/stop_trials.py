@@ -191,7 +191,8 @@ class StopTrials:
                 self.rearm(timeout_s=max(1.0, deadline - time.monotonic()))
             self.count += 1
             body = request_for_recipe(self.recipe, key=f"stop-trial-{os.getpid()}-{time.time_ns()}-{self.count}")
-            r = self.http.post("/v1/executions", json=body, headers={"content-type": MEDIA})
+            r = self.http.post("/v1/executions", json=body,
+                               headers={"content-type": MEDIA, "Idempotency-Key": body["idempotencyKey"]})
             last = r.text
             if r.status_code == 202 and r.json()["state"] != "refused":
                 return r.json()["id"]

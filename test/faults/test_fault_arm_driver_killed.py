@@ -125,7 +125,8 @@ def test_killing_the_arm_driver_mid_cook_stops_and_cuts_heat(tmp_path):
         wait_for(observer.armed, 60.0, "the monitor armed")
         kitchen.set_presence(True)
         body = request_for_recipe(json.loads(WATER.read_text()), key="fault-arm-driver-0001")
-        r = httpx.post(kitchen.base_url + "/v1/executions", json=body, headers={"content-type": MEDIA}, timeout=10.0)
+        r = httpx.post(kitchen.base_url + "/v1/executions", json=body,
+                       headers={"content-type": MEDIA, "Idempotency-Key": body["idempotencyKey"]}, timeout=10.0)
         assert r.status_code == 202, r.text
         t_start = time.monotonic()
         wait_for(lambda: observer.first(observer.heater, t_start, lambda m: m.power_w > 100.0), 60.0, "heat on")

@@ -78,7 +78,8 @@ def test_a_person_confirms_and_the_log_tells_the_envelope_was_not_held(kitchen, 
     asked = _until_asked(live.base_url, run["id"])
     seq = asked["seq"]
     for _ in range(20):  # the status seq moves on with progress updates: confirm against the newest
-        resumed = httpx.post(f"{live.base_url}/v1/executions/{run['id']}/resume", headers={"If-Match": f'"{seq}"'})
+        resumed = httpx.post(f"{live.base_url}/v1/executions/{run['id']}/resume",
+                             headers={"If-Match": f'"{seq}"', "Idempotency-Key": f"confirm-{run['id']}-{seq}"})
         if resumed.status_code != 412:
             break
         seq = status(live.base_url, run["id"])["seq"]

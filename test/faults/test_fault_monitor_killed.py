@@ -87,7 +87,7 @@ class Observer:
 def _post(base: str, key: str) -> dict:
     document = json.loads(WATER.read_text(encoding="utf-8"))
     r = httpx.post(base + "/v1/executions", json=request_for_recipe(document, key=key),
-                   headers={"content-type": MEDIA}, timeout=10.0)
+                   headers={"content-type": MEDIA, "Idempotency-Key": key}, timeout=10.0)
     assert r.status_code == 202, r.text
     return r.json()
 

@@ -81,7 +81,7 @@ def test_unknown_recipe_revision_is_refused(client, soup_request):
 def test_unknown_ids_are_404_on_every_execution_path(client):
     for method, path in [("get", "/v1/executions/exec-nope"), ("get", "/v1/executions/exec-nope/log"),
                          ("post", "/v1/executions/exec-nope/stop"), ("post", "/v1/executions/exec-nope/resume")]:
-        r = getattr(client, method)(path, headers={"If-Match": '"1"'})
+        r = getattr(client, method)(path, headers={"If-Match": '"1"', "Idempotency-Key": "unknown-id-0001"})
         assert _problem(r, 404, "not_found")["instance"] == path
     _problem(client.get("/v1/nothing-here"), 404, "not_found")
     _problem(client.delete("/v1/executions/exec-nope"), 405, "method_not_allowed")
@@ -122,7 +122,8 @@ def test_token_guards_start_and_resume_but_not_reads_or_stop(secured, soup_reque
               headers={"authorization": f"Bearer {TOKEN}"})
     assert ok.status_code == 202
     execution = ok.json()["id"]
-    _problem(secured.post(f"/v1/executions/{execution}/resume", headers={"If-Match": '"1"'}), 401, "unauthorized")
+    _problem(secured.post(f"/v1/executions/{execution}/resume",
+                          headers={"If-Match": '"1"', "Idempotency-Key": "auth-resume-01"}), 401, "unauthorized")
     assert secured.get(f"/v1/executions/{execution}").status_code == 200
     assert secured.get("/v1/capabilities").status_code == 200
     assert secured.get("/v1/safety-limits").status_code == 200
@@ -131,11 +132,14 @@ def test_token_guards_start_and_resume_but_not_reads_or_stop(secured, soup_reque
 def test_resume_needs_a_current_if_match(client, soup_request):
     started = post(client, "/v1/executions", soup_request, key="resume-key-01").json()
     path = f"/v1/executions/{started['id']}/resume"
-    assert _problem(client.post(path), 428, "precondition_required")["header"] == "If-Match"
-    _problem(client.post(path, headers={"If-Match": f'"{started["seq"] + 5}"'}), 412, "precondition_failed")
-    _problem(client.post(path, headers={"If-Match": "not-a-seq"}), 412, "precondition_failed")
-    # current seq, but an accepted execution is neither paused nor waiting for a human
-    _problem(client.post(path, headers={"If-Match": str(started["seq"])}), 409, "invalid_state")
+    key = {"Idempotency-Key": "resume-try-0001"}
+    assert _problem(client.post(path, headers=key), 428, "precondition_required")["header"] == "If-Match"
+    _problem(client.post(path, headers={**key, "If-Match": f'"{started["seq"] + 5}"'}), 412, "precondition_failed")
+    _problem(client.post(path, headers={**key, "If-Match": "not-a-seq"}), 412, "precondition_failed")
+    _problem(client.post(path, headers={**key, "If-Match": '"90", "91"'}), 412, "precondition_failed")
+    # current seq (alone, in a list, or `*`), but an accepted execution is neither paused nor waiting for a human
+    for if_match in (str(started["seq"]), f'"90", "{started["seq"]}"', "*"):
+        _problem(client.post(path, headers={**key, "If-Match": if_match}), 409, "invalid_state")
 
 
 def test_log_of_a_refused_execution(client, soup_request):

@@ -1,4 +1,4 @@
-"""Decision 2 over HTTP: the Idempotency-Key header wins, repeats return the original execution."""
+"""Decision 2 over HTTP: the Idempotency-Key header is required, repeats return the original execution."""
 
 from __future__ import annotations
 
@@ -43,14 +43,16 @@ def test_header_and_body_key_must_agree(client, soup_request):
     assert r.status_code == 400 and r.json()["pointer"] == "/idempotencyKey"
 
 
-def test_header_alone_or_body_alone_is_enough(client, soup_request):
+def test_header_alone_is_enough_the_body_key_alone_is_not(client, soup_request):
     body_key = soup_request["idempotencyKey"]
-    by_body = post(client, "/v1/executions", soup_request).json()
-    assert post(client, "/v1/executions", soup_request, key=body_key).json()["id"] == by_body["id"]
-    assert post(client, "/v1/executions", soup_request, key=body_key, same_body_key=False).json() == by_body
+    by_body = post(client, "/v1/executions", soup_request)
+    assert by_body.status_code == 400 and by_body.json()["header"] == "Idempotency-Key"
+    first = post(client, "/v1/executions", soup_request, key=body_key).json()
+    assert post(client, "/v1/executions", soup_request, key=body_key, same_body_key=False).json() == first
     del soup_request["idempotencyKey"]
+    soup_request["id"] = "req-header-only-01"
     by_header = post(client, "/v1/executions", soup_request, key="header-only-01")
-    assert by_header.status_code == 202 and by_header.json()["id"] != by_body["id"]
+    assert by_header.status_code == 202 and by_header.json()["id"] != first["id"]
 
 
 def test_key_length_is_checked(client, soup_request):
