@@ -211,10 +211,10 @@ class ExecutorNode(Node):
         import uvicorn
 
         from cookwala_ros.http.app import create_app
+        from cookwala_ros.http.server import uvicorn_config
 
         app = create_app(self.service, token=self.token)
-        server = uvicorn.Server(uvicorn.Config(app, host=self.http_bind, port=self.http_port, log_level="warning",
-                                               lifespan="off"))
+        server = uvicorn.Server(uvicorn_config(app, host=self.http_bind, port=self.http_port))
         server.install_signal_handlers = lambda: None  # rclpy owns the signals
         thread = threading.Thread(target=server.run, name="http", daemon=True)
         thread.start()
