@@ -21,6 +21,12 @@ between (the admission check takes a snapshot, see `safety_hold`) and the monito
 the engine wants heat, `keepalive()` (a steady-clock timer) re-sends the heater command so the
 hob's dead-man timeout never fires on a slow or paused ROS clock; never after the latch.
 
+A guarded executor sends its heater and arm commands through the monitor's gate
+(`<monitor>/gate/...`, ros/safety_gate.py): the monitor forwards them to the controllers only
+while armed, so a command computed before the executor heard of a stop never reaches a
+controller after the monitor's halt. With the monitor silent or gone the executor's own heat-off
+and halt go straight to the controllers (forwarded heat cannot follow them: the gate is dead).
+
 While a live safety monitor guards the kitchen, the arm's halt is the monitor's alone: the
 executor asks it to stop (Stop service) or sees it stopped, and plans a halt itself only when
 there is no monitor, a silent one, or no Stop service (two halt planners working from joint states
@@ -127,6 +133,11 @@ class DeviceIO:
         topics = device.names  # relative names resolve in the executor's (the robot's) namespace
         self.trajectory_pub = node.create_publisher(JointTrajectory, topics.arm_trajectory, qos.command())
         self.heater_pub = node.create_publisher(HeaterCommand, topics.heater_command, qos.command())
+        # guarded: through the monitor's gate, forwarded while it is armed (see the module doc)
+        self.gate_heater_pub = (node.create_publisher(HeaterCommand, names.service_of(monitor, names.GATE_HEATER_COMMAND),
+                                                      qos.command()) if monitor else None)
+        self.gate_trajectory_pub = (node.create_publisher(JointTrajectory, names.service_of(monitor, names.GATE_ARM_TRAJECTORY),
+                                                          qos.command()) if monitor else None)
         self.heater_state_topic = topics.heater_state
         self.joint_states_topic = topics.joint_states
         node.create_subscription(HeaterState, topics.heater_state, self._on_heater, qos.sensor(), callback_group=group)
@@ -241,7 +252,7 @@ class DeviceIO:
             if time.monotonic() - self._heater_sent_at < min_gap_s:
                 return
             msg.stamp = self.node.get_clock().now().to_msg()
-            self.heater_pub.publish(msg)
+            self._send_heater(msg, energising=True)
             self._heater_sent_at = time.monotonic()
 
     # ------------------------------------------------------------------ DevicePorts
@@ -381,7 +392,7 @@ class DeviceIO:
                     with self._lock:
                         joints = self.joints
                     now_s = self.node.get_clock().now().nanoseconds * 1e-9
-                    self.trajectory_pub.publish(halt_trajectory_msg(self.arm_hold, joints, now_s))
+                    self._send_trajectory(halt_trajectory_msg(self.arm_hold, joints, now_s), energising=False)
             elif commands.arm_pose:
                 if self._latch is None:
                     self._move_to(commands.arm_pose)
@@ -418,9 +429,9 @@ class DeviceIO:
         if msg.mode != HeaterCommand.MODE_OFF and self._latch is not None:
             self.dropped += 1
             return
-        self.heater_pub.publish(msg)
-        self._heater_sent_at = time.monotonic()
         on = msg.mode == HeaterCommand.MODE_SETPOINT or (msg.mode == HeaterCommand.MODE_POWER and msg.power_w > 0.0)
+        self._send_heater(msg, energising=msg.mode != HeaterCommand.MODE_OFF)
+        self._heater_sent_at = time.monotonic()
         self._keepalive = msg if on else None
 
     def _move_to(self, pose: str) -> None:
@@ -435,5 +446,25 @@ class DeviceIO:
         duration = max([0.5] + [abs(target[n] - now.get(n, target[n])) / (0.5 * self.velocity.get(n, 1.0)) for n in names])
         point = JointTrajectoryPoint(positions=[float(target[n]) for n in names],
                                      time_from_start=Duration(sec=int(duration), nanosec=int((duration % 1) * 1e9)))
-        self.trajectory_pub.publish(JointTrajectory(joint_names=names, points=[point]))
+        self._send_trajectory(JointTrajectory(joint_names=names, points=[point]), energising=True)
+
+    def _gate_alive(self) -> bool:
+        """The guarding monitor is there to forward (its status is fresh)."""
+        with self._lock:
+            return self.watch.missing(time.monotonic()) is None and not self.watch.lost
+
+    def _send_heater(self, msg: HeaterCommand, energising: bool) -> None:
+        """Heat through the gate only (with the monitor gone it ends there: the hob's dead-man cuts);
+        heat-off through the gate while the monitor forwards (in order after the heat it forwarded),
+        else straight to the hob."""
+        if self.gate_heater_pub is not None and (energising or self._gate_alive()):
+            self.gate_heater_pub.publish(msg)
+        else:
+            self.heater_pub.publish(msg)
+
+    def _send_trajectory(self, msg: JointTrajectory, energising: bool) -> None:
+        if self.gate_trajectory_pub is not None and (energising or self._gate_alive()):
+            self.gate_trajectory_pub.publish(msg)
+        else:
+            self.trajectory_pub.publish(msg)
 

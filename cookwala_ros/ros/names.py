@@ -35,6 +35,13 @@ EVENTS = "cookwala/events"         # CloudEvents (JSON) of executions and incide
 SAFETY_STATUS = "cookwala/safety/status"
 CAPABILITIES_SERVICE = "cookwala/get_capabilities"  # the capabilities node's GetCapabilities
 
+# --- the safety monitor's command gate (private names of the monitor node) -----------------
+# A guarded executor sends its heater and arm commands to `<monitor>/gate/...`; the monitor
+# forwards them to the controllers only while it is armed, under the lock its stop path holds,
+# so nothing the executor computed before it heard of a stop reaches a controller after the halt.
+GATE_HEATER_COMMAND = "gate/heater_command"
+GATE_ARM_TRAJECTORY = "gate/joint_trajectory"
+
 # --- node names (a robot's namespace applies to them too) ------------------------------------
 EXECUTOR_NODE = "executor"
 SAFETY_MONITOR_NODE = "safety_monitor"

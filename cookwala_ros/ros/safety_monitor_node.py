@@ -81,6 +81,7 @@ from cookwala_ros.ros.safety_monitor_latch import LatchPersistence
 from cookwala_ros.ros.safety_monitor_lifecycle import MonitorLifecycle
 from cookwala_ros.ros.safety_monitor_params import PARAMETERS, SPECS, stop_input_args  # noqa: F401 (PARAMETERS re-exported)
 from cookwala_ros.ros.spinner import Spinner
+from cookwala_ros.ros.safety_gate import CommandGate
 from cookwala_ros.ros.safety_report import diagnostics, status_msg
 from cookwala_ros.robot.joint_trajectory import HaltPlan, HoldBuilder
 from cookwala_ros.safety import incidents
@@ -264,6 +265,12 @@ class SafetyMonitorNode(LatchPersistence, MonitorLifecycle, LifecycleNode):
         ]
         if self._cancel is not None:
             self._entities.append(self._cancel)
+        self._gate = CommandGate(self, self._heat_pub, self._traj_pub, self._gate_open)
+        self._entities += self._gate.entities
+
+    def _gate_open(self) -> bool:
+        """Heat and motion from the executor pass only while armed (see ros/safety_gate.py)."""
+        return self.monitor is not None and self.monitor.state == "armed"
 
     def _destroy_entities(self) -> None:
         for entity in getattr(self, "_stop_entities", []):

@@ -13,7 +13,7 @@ from executor_procs import Client, goal_for, start_executor, start_kitchen, star
 from executor_recipes import boil_recipe, request_for
 from cookwala_msgs.msg import HeaterCommand, SafetyStatus
 from cookwala_msgs.srv import GetExecution
-from cookwala_ros.ros import qos
+from cookwala_ros.ros import names, qos
 from ros_helpers import RosHarness
 
 FINAL = ("completed", "stopped", "failed", "refused")
@@ -105,6 +105,10 @@ def test_a_monitor_is_required_armed_before_and_while_cooking(library):
                     alive["last"] = time.monotonic()
 
             monitor.create_timer(0.2, report)  # status_period_s of the kitchen scene
+            # ... and its gate: the executor's commands reach the hob through the monitor while it lives
+            hob = monitor.create_publisher(HeaterCommand, "/heater/command", qos.command())
+            monitor.create_subscription(HeaterCommand, f"{MONITOR}/{names.GATE_HEATER_COMMAND}",
+                                        lambda m: alive["on"] and hob.publish(m), qos.command())
             time.sleep(1.5)
             execution, status = start(client, ros, request_for(recipe))
             assert status["state"] != "refused", status
