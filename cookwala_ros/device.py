@@ -95,6 +95,7 @@ _SECTIONS: dict[str, dict[str, tuple[Any, bool]]] = {
         "check_period_s": (_NUMBER, False),
         "recommand_period_s": (_NUMBER, False),
         "status_period_s": (_NUMBER, False),
+        "realtime_priority": (int, False),
     },
     "equipment": {
         "class": (str, True),

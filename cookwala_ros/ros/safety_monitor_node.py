@@ -72,7 +72,7 @@ from trajectory_msgs.msg import JointTrajectory
 from cookwala_msgs.msg import (Event, ExecutionStatus, HeaterCommand, HeaterState, Heartbeat, Presence,
                                SafetyStatus)
 from cookwala_msgs.srv import GetSafetyLimits, ResetSafety, Stop, TightenSafetyLimits
-from cookwala_ros.ros import names, qos
+from cookwala_ros.ros import names, qos, realtime
 from cookwala_ros.ros.convert import halt_trajectory_msg, safety_limit_msgs
 from cookwala_ros.ros.node_main import EXIT_CANNOT_START
 from cookwala_ros.ros.params import ParameterError, declare_parameters
@@ -529,6 +529,8 @@ def main(args: list[str] | None = None) -> int:
         print(f"safety_monitor: cannot start: {exc}", file=sys.stderr)
         rclpy.try_shutdown()
         return EXIT_CANNOT_START
+    # first, so that the spin threads inherit it; the middleware's threads exist already and are included
+    node.get_logger().info(f"scheduling: {realtime.claim(node.get_parameter('realtime_priority').value)}")
     spinners = [Spinner(node, "main"), Spinner(node.stop_inputs, "stop_inputs")]
     starter = None
     if node.get_parameter("autostart").value:
