@@ -8,7 +8,6 @@ its `get_parameters` service with the value as a DOUBLE, then stops it with SIGI
 
 from __future__ import annotations
 
-import ast
 import os
 import pathlib
 import signal
@@ -24,16 +23,13 @@ from rcl_interfaces.msg import ParameterType  # noqa: E402
 from rcl_interfaces.srv import GetParameters  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
 
 
 def node_executables() -> dict[str, str]:
-    """name -> "module:function", read from setup.py (so a new executable cannot be forgotten here)."""
-    tree = ast.parse((REPO / "setup.py").read_text())
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "NODE_EXECUTABLES" for t in node.targets):
-            return ast.literal_eval(node.value)
-    raise AssertionError("setup.py has no NODE_EXECUTABLES")
+    """name -> "module:function", the table setup.py installs (a new executable cannot be forgotten here)."""
+    from cookwala_ros.bringup.executables import NODE_EXECUTABLES
+
+    return dict(NODE_EXECUTABLES)
 
 
 # executable -> (node name, a double parameter and an integer it accepts, extra arguments);
@@ -46,8 +42,9 @@ CASES = {
     "estop_button": ("estop_button", "period_s", 2, {}),
     "executor": ("executor", "tick_hz", 20, {"http_port": "0"}),
     "capabilities_node": ("cookwala_capabilities", None, None, {}),
+    "pot_sim": ("pot_sim", None, None, {}),
 }
-WRONG_TYPE = {"capabilities_node": "device_file:=2"}  # an integer for a string
+WRONG_TYPE = {"capabilities_node": "device_file:=2", "pot_sim": "heater_node:=2"}  # an integer for a string
 
 
 def command(executable: str, params: dict, tmp_path) -> list[str]:
