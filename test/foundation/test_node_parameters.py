@@ -23,11 +23,10 @@ from rcl_interfaces.msg import ParameterType  # noqa: E402
 from rcl_interfaces.srv import GetParameters  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
 
 
 def node_executables() -> dict[str, str]:
-    """name -> "module:function", the table setup.py installs (so a new executable cannot be forgotten here)."""
+    """name -> "module:function", the table setup.py installs (a new executable cannot be forgotten here)."""
     from cookwala_ros.bringup.executables import NODE_EXECUTABLES
 
     return dict(NODE_EXECUTABLES)
