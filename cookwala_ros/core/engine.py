@@ -34,7 +34,7 @@ __all__ = ["RecipeRun", "Observation", "Commands", "RunConfig"]
 PAN_SENSOR = "cw.sense.pan_surface_temp"
 HEATER_RESEND_S = 1.0  # re-send an unchanged heater command this often (keep-alive)
 HOME_RESEND_S = 2.0  # preparing: an arm standing away from home gets the home command again this often
-CONTENTS_WAIT_S = 30.0  # longest wait [s] for a hob that reports its contents to show a new set-up
+CONTENTS_WAIT_S = 120.0  # longest wait [s, ROS time] for a hob that reports its contents to show a new set-up (a sim at 100x under load needs that)
 
 
 def _as_plan(entry: Any, i: int) -> NodePlan:
