@@ -173,7 +173,7 @@ def cook(base_url: str, recipe_path: pathlib.Path, key: str) -> dict:
 
     recipe = json.loads(recipe_path.read_text(encoding="utf-8"))
     r = httpx.post(base_url + "/v1/executions", json=request_for_recipe(recipe, key=key),
-                   headers={"content-type": MEDIA}, timeout=20.0)
+                   headers={"content-type": MEDIA, "Idempotency-Key": key}, timeout=20.0)
     assert r.status_code == 202, r.text
     return r.json()
 

@@ -51,10 +51,12 @@ def test_a_stuck_medium_sensor_is_cut_by_the_monitor_alone(medium):
         status = probe.wait_for(lambda: (s := probe.status()) and s.state_label != "armed" and s,
                                 (bound_s + REACTION_S) / RTF + 15.0, "the monitor's stop")
         assert status.last_trigger.startswith("sensor_implausible:"), (status.last_trigger, status.last_trigger_detail)
+        off = probe.wait_for(lambda: next((m for _, m in list(probe.heater) if _stamp(m) > _stamp(on)
+                                            and m.power_w == 0.0), None), 2.0, "0 W after the monitor's stop")
+        probe.wait_for(lambda: any(e.type == "cookwala.device.fault" for _, e in list(probe.events)), 2.0, "the incident")
         with probe.lock:
             states = [m for _, m in probe.heater]
             faults = [json.loads(e.data) for _, e in probe.events if e.type == "cookwala.device.fault"]
-        off = next(m for m in states if _stamp(m) > _stamp(on) and m.power_w == 0.0)
         cut_after_s = _stamp(off) - _stamp(on)
         print(f"\n{medium} {MASS_KG} kg, sensor stuck at {stuck_c:.1f} degC: the monitor cut the heat "
               f"{cut_after_s:.1f} s (hob time) after full power; bound {bound_s:.1f} s + {REACTION_S:g} s")
