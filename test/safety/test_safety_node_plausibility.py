@@ -43,13 +43,17 @@ def test_a_stuck_medium_sensor_is_cut_by_the_monitor_alone(medium):
         probe.wait_state("armed", timeout=30.0)
         probe.wait_for(probe.last_joints, 10.0, "joint states")
         probe.wait_for(lambda: probe.heartbeats, 20.0, "the stand-in executor's heartbeat")  # heat needs one
-        rearm(probe)
-        stuck_c = probe.last_heater().medium_temp_c
-        probe.heat(2000.0)
-        on = probe.wait_for(lambda: (h := probe.last_heater()) and h.power_w >= 2000.0 and h, 5.0, "full power")
         bound_s = plausibility.bound_for(ThermalParams(), medium, MASS_KG, 2000.0).detection_time_s(2000.0)
-        status = probe.wait_for(lambda: (s := probe.status()) and s.state_label != "armed" and s,
-                                (bound_s + REACTION_S) / RTF + 15.0, "the monitor's stop")
+        for _ in range(3):  # a stop for another reason (a loaded host: the heartbeat not matched yet) is re-tried
+            rearm(probe)
+            stuck_c = probe.last_heater().medium_temp_c
+            probe.heat(2000.0)
+            on = probe.wait_for(lambda: (h := probe.last_heater()) and h.power_w >= 2000.0 and h, 5.0, "full power")
+            status = probe.wait_for(lambda: (s := probe.status()) and s.state_label != "armed" and s,
+                                    (bound_s + REACTION_S) / RTF + 15.0, "the monitor's stop")
+            if not status.last_trigger.startswith(("heartbeat_lost", "stale")):
+                break
+            print(f"\nstopped by {status.last_trigger} ({status.last_trigger_detail}): again")
         assert status.last_trigger.startswith("sensor_implausible:"), (status.last_trigger, status.last_trigger_detail)
         off = probe.wait_for(lambda: next((m for _, m in list(probe.heater) if _stamp(m) > _stamp(on)
                                             and m.power_w == 0.0), None), 2.0, "0 W after the monitor's stop")
