@@ -144,6 +144,30 @@ class _Observer:
         with self._lock:
             self.max_power_w = 0.0
 
+    def reset_safety(self, timeout_s: float = 20.0) -> None:
+        """The person's local reset of a stopped safety monitor (ResetSafety), until it is armed again."""
+        from cookwala_msgs.srv import ResetSafety
+        from cookwala_ros.ros import names
+
+        client = self.node.create_client(ResetSafety, names.service_of(names.SAFETY_MONITOR_NODE, names.MONITOR_RESET))
+        deadline = time.monotonic() + timeout_s
+        last = "no answer"
+        try:
+            while time.monotonic() < deadline:
+                if self.safety_label == "armed":
+                    return
+                if client.wait_for_service(timeout_sec=1.0):
+                    future = client.call_async(ResetSafety.Request(requested_by="kitchen_person"))
+                    end = time.monotonic() + 5.0
+                    while not future.done() and time.monotonic() < end:
+                        time.sleep(0.02)
+                    if future.done() and future.result() is not None:
+                        last = future.result().message
+                time.sleep(0.3)  # the armed status follows the reply
+            raise KitchenError(f"the safety monitor did not re-arm within {timeout_s:g} s ({last})")
+        finally:
+            self.node.destroy_client(client)
+
     def close(self) -> None:
         self.executor.shutdown(timeout_sec=1.0)
         self.node.destroy_node()
@@ -251,6 +275,13 @@ class LiveKitchen:
                 last = (f"HTTP {r.status_code}" if r.status_code != 200 else "no /heater/state yet"
                         if self.observer.last_state is None else
                         f"safety monitor not armed yet ({self.observer.safety_label or 'no status'})")
+                if r.status_code == 200 and self.observer.safety_label in ("stopped", "fault"):
+                    # it stopped while the scene came up (a node slow to start on a busy host): the
+                    # person in the kitchen resets it locally, as after any stop
+                    try:
+                        self.observer.reset_safety(timeout_s=5.0)
+                    except KitchenError as exc:
+                        last = str(exc)
             except httpx.HTTPError as exc:
                 last = type(exc).__name__
             time.sleep(0.2)
@@ -262,6 +293,11 @@ class LiveKitchen:
         if self.observer is not None:
             self.observer.present = present
         time.sleep(settle_s)
+
+    def reset_safety(self, timeout_s: float = 20.0) -> None:
+        """Re-arm the scene's safety monitor after a stop, as the person in the kitchen does."""
+        if self.with_safety_monitor and self.observer is not None:
+            self.observer.reset_safety(timeout_s)
 
     def set_parameter(self, node: str, name: str, value) -> None:
         """Change a parameter of one of the scene's nodes while it runs (faults, disabled sensors)."""

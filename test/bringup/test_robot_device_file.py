@@ -21,6 +21,7 @@ import yaml
 from rclpy.action import get_action_names_and_types
 
 from cookwala_msgs.srv import GetCapabilities
+from cookwala_ros.ros import names
 from robot_watch import REPO, WATER, RobotWatch, cook, final
 
 # whole kitchen scenes: with `--dist loadgroup` one worker runs the heavy tests one after the other
@@ -119,8 +120,11 @@ def test_the_executor_and_the_monitor_use_the_renamed_topics(site_robot):
     started = cook(kitchen.base_url, WATER, key="renamed-topics-water")
     t0 = time.monotonic()
     watch.wait(lambda: any(p > 0 for p in watch.power_since(t0)), 60.0, "the hob heats (renamed state topic)")
-    with watch.lock:
-        assert any(s.node == f"{ns}/executor" and s.kind == "on" for s in watch.heat), watch.heat[-5:]
+    with watch.lock:  # the executor's heat reaches the renamed topic through its monitor's gate
+        assert any(s.node == f"{ns}/safety_monitor" and s.source == "executor" and s.kind == "on"
+                   for s in watch.heat), watch.heat[-5:]
+    gate = f"safety_monitor/{names.GATE_HEATER_COMMAND}"
+    assert f"{ns}/executor" in publishers(gate), publishers(gate)
 
     t_stop = time.monotonic()
     answer = watch.stop("renamed topics test")

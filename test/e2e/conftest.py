@@ -1,10 +1,10 @@
 """The live simulated kitchen for end-to-end tests: real processes, real ROS, real HTTP.
 
-One kitchen per module (start-up costs seconds): sim clock, arm, heater and the executor with
-its HTTP API on a free port, a temporary data dir holding the sample recipes, and this process
-playing the person in the kitchen (/cookwala/presence) and watching /heater/state. The safety
-monitor is left out here so that a loaded CI host cannot trip it mid-test (its own tests cover
-it); `cookwala-ros up kitchen` and the demo run it.
+One kitchen per module (start-up costs seconds): the shipped `kitchen` scene (sim clock, arm,
+heater, pot_sim, the executor with its HTTP API on a free port, and the safety monitor), a
+temporary data dir holding the sample recipes, and this process playing the person in the
+kitchen (/cookwala/presence), watching /heater/state and, before each test, re-arming a monitor
+that an earlier test's stop latched (a local reset, as the person does).
 """
 
 from __future__ import annotations
@@ -21,7 +21,14 @@ def live_kitchen():
 
     recipes = [REPO / "examples" / "recipes" / name for name in ("tomato-soup.cookwala.json", "chips-deep-fry.cookwala.json")]
     recipes.append(REPO / "test" / "e2e" / "data" / "recipes" / "e2e-water-simmer.cookwala.json")
-    kitchen = LiveKitchen(rtf=E2E_RTF, recipes=recipes, with_safety_monitor=False, startup_timeout_s=90.0)
+    kitchen = LiveKitchen(rtf=E2E_RTF, recipes=recipes, startup_timeout_s=90.0)
     kitchen.start()
     yield kitchen
     kitchen.stop()
+
+
+@pytest.fixture(autouse=True)
+def _armed_kitchen(request):
+    """Each test that cooks in the module's kitchen starts with its safety monitor armed."""
+    if "live_kitchen" in request.fixturenames:
+        request.getfixturevalue("live_kitchen").reset_safety()

@@ -105,7 +105,8 @@ def test_live_request_is_refused_for_exactly_its_reason(refusal_kitchen, reason)
 
     with httpx.Client(base_url=kitchen.base_url, timeout=30.0) as client:
         def start_busy():
-            body = dict(matrix.request_for("busy"), idempotencyKey=f"busy-runner-{time.time_ns()}")
+            runner = f"busy-runner-{time.time_ns()}"  # its own request id: one id under two keys is a 409
+            body = dict(matrix.request_for("busy"), id=f"req-{runner}", idempotencyKey=runner)
             status = _post(client, body).json()
             assert status["state"] == "accepted", status
             return status["id"]

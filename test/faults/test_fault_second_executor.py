@@ -57,7 +57,8 @@ def test_a_second_executor_on_the_same_data_dir_exits_and_the_cook_goes_on(tmp_p
 
         # the running cook is untouched: it advances and completes
         after = get(kitchen.base_url, f"/v1/executions/{execution['id']}")
-        assert after["state"] == "running" and after["seq"] >= before["seq"], (
+        # (on a slow host the second process may take so long to start and give up that the cook is done)
+        assert after["state"] in ("running", "completed") and after["seq"] >= before["seq"], (
             after.get("x-cookwala-ros-reason"), watcher.describe_status())
         deadline = time.monotonic() + 240.0
         while (status := get(kitchen.base_url, f"/v1/executions/{execution['id']}"))["state"] not in (
