@@ -52,11 +52,11 @@ def repo_root() -> pathlib.Path:
     return REPO
 
 
-# The heavy tests: whole kitchen scenes (a 200 Hz /clock, sims, executor, monitor; two robots are
-# two scenes). `make test` runs xdist with `--dist loadgroup`, so one worker runs these one after
-# the other: two never share the 2 cores, and the real-time stop bounds they assert are measured on
-# a busy host, not a starved one. (The colcon build runs beside them at nice 19.)
-HEAVY = ("faults/", "bringup/test_two_robots.py", "bringup/test_robot_device_file.py")
+# The heavy tests: whole kitchen scenes (a 200 Hz /clock, sims, executor, monitor) and the colcon
+# build. `make test` runs xdist with `--dist loadgroup`, so one worker runs these one after the
+# other: two never share the 2 cores, and the real-time stop bounds they assert are measured on a
+# busy host, not a starved one.
+HEAVY = ("faults/", "foundation/test_colcon_workspace.py")
 
 
 def pytest_collection_modifyitems(config, items):
