@@ -224,6 +224,22 @@ def test_heat_after_a_verified_stop_is_a_fault():
     assert ok and m.state == "armed", message
 
 
+def test_a_zero_watt_reading_from_before_the_halt_verifies_nothing():
+    """A regulating executor had the hob at 0 W when the stop came; its last forwarded heat
+    command was already on its way ahead of the monitor's off (stop trials: 3 of 50 faults)."""
+    m = make()
+    m.on_heartbeat(1.0)
+    assert m.on_stop_request("test", "a stop while the hob regulates at 0 W", 1.0) is True
+    m.on_heater(heater(power=0.0, off=False), 1.01)  # the state from before the off reached the hob
+    assert math.isnan(m.arbiter.episode.heat_off_latency_s)
+    assert m.on_heater(heater(power=2000.0, off=False), 1.02) is False  # the command in flight: not a fault
+    assert m.state == "stopped"
+    m.on_heater(heater(), 1.03)  # the off has arrived: now it is verified
+    assert m.arbiter.episode.heat_off_latency_s == pytest.approx(0.03)
+    assert m.on_heater(heater(power=350.0, off=False), 1.1) is True  # and heat after that is a fault
+    assert "reenergised:heat" in m.arbiter.active_triggers
+
+
 def test_motion_after_a_verified_stop_is_a_fault():
     m = make()
     t = stopped_and_verified(m)
