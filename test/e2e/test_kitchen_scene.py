@@ -16,7 +16,7 @@ def test_kitchen_scene_runs_the_sim_the_executor_and_the_safety_monitor():
     manifest = bringup.load_manifest("kitchen")
     assert set(manifest.node_names()) == {"sim_clock", "arm_sim", "heater_sim", "pot_sim", "executor", "safety_monitor"}
     specs = {s.name: s for s in manifest.node_specs({"http_port": 8123, "real_time_factor": 40.0,
-                                                     "data_dir": "/tmp/kitchen-data", "device_file": "/tmp/robot.yaml"})}
+                                                     "data_dir": "kitchen-data", "device_file": "robot.yaml"})}
     # the sim's cook reads the recipes the executor cooks; the executor has no simulator parameter
     for name in ("data_dir", "device_file"):
         assert specs["pot_sim"].parameters[name] == specs["executor"].parameters[name]
