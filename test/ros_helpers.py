@@ -1,4 +1,5 @@
-"""In-process ROS 2 node tests: real rclpy nodes spun by a MultiThreadedExecutor in a thread.
+"""In-process ROS 2 node tests: real rclpy nodes spun by a MultiThreadedExecutor in a thread
+(ours, cookwala_ros.ros.executors: rclpy 9.1's delays callbacks by up to seconds).
 
     with RosHarness() as ros:
         arm = ros.add(ArmSimNode(context=ros.context))
@@ -19,12 +20,12 @@ from typing import Any
 
 import rclpy
 from rclpy.context import Context
-from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile
 
 from cookwala_ros.ros import qos
+from cookwala_ros.ros.executors import MultiThreadedExecutor
 
 
 def wait_for(predicate: Callable[[], Any], timeout: float = 10.0, interval: float = 0.002) -> bool:

@@ -7,7 +7,10 @@ parameters): what the real one rejects, the empty trajectory included, is logged
 nothing; an accepted one replaces the old one. A stop is a hold point
 (convert.halt_trajectory_msg). Joint names and limits come from the robot description
 (config/robot/). The model steps on the ROS clock, so under
-`use_sim_time` it follows /clock at any real-time factor.
+`use_sim_time` it follows /clock at any real-time factor. With `lockstep` (sim_clock's clock_mode
+lockstep) it steps once per /clock message instead and reports each step done; between steps it
+re-publishes its joint states on the steady clock (`steady_rate_hz`), so a slow step never looks
+like a dead driver.
 
 Faults for safety tests, settable while running (`ros2 param set /arm_sim fault.… …`):
 `fault.frozen_encoder`, `fault.stuck_joints` (comma-separated joint names),
@@ -21,8 +24,10 @@ import threading
 
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.parameter import Parameter
+from rclpy.time import Time
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
@@ -31,6 +36,7 @@ from cookwala_ros.robot.joint_trajectory import JTC_VERSION, jtc_problems
 from cookwala_ros.ros import names, qos
 from cookwala_ros.ros.device_names import DEVICE_FILE, robot_names
 from cookwala_ros.ros.convert import trajectory_data
+from cookwala_ros.ros.lockstep import StepParticipant
 from cookwala_ros.ros.params import ParameterError, ParamSpec, comma_list, declare_parameters, reject_invalid
 from cookwala_ros.sim.arm_model import ArmFaults, ArmModel, Trajectory, TrajectoryError, TrajectoryPoint
 from cookwala_ros.robot.description import RobotDescriptionError, load_arm, load_poses
@@ -48,6 +54,10 @@ PARAMETERS = (
     ParamSpec("initial_pose", "home", "Named pose the arm starts in."),
     ParamSpec("publish_rate_hz", 100.0, "JointState rate on the ROS clock [Hz].", minimum=0.0, maximum=1000.0,
               exclusive_minimum=True),
+    ParamSpec("lockstep", False, "Step once per /clock message and report it done on /clock_step (sim_clock's "
+              "clock_mode lockstep)."),
+    ParamSpec("steady_rate_hz", 20.0, "In lockstep: joint states are re-published this often on the steady clock "
+              "between steps [Hz].", minimum=0.0, maximum=1000.0, exclusive_minimum=True),
     ParamSpec("control_period_s", 0.01, "Physics substep of the arm model [s] (the controller's update period).",
               minimum=0.0001, maximum=0.1),
     ParamSpec("fault.frozen_encoder", False, "Reported joint states stop updating while the arm keeps moving.",
@@ -115,6 +125,12 @@ class ArmSimNode(Node):
             JointTrajectory, self._names.arm_trajectory, self._on_trajectory, qos.command(), callback_group=self._group
         )
         self._timer = self.create_timer(1.0 / values["publish_rate_hz"], self._on_tick, callback_group=self._group)
+        self.stepper = None
+        if values["lockstep"]:
+            self._timer.cancel()  # one state per /clock step instead
+            self.stepper = StepParticipant(self, self._on_step, callback_group=self._group)
+            self.create_timer(1.0 / values["steady_rate_hz"], self._on_steady_tick, callback_group=self._group,
+                              clock=Clock(clock_type=ClockType.STEADY_TIME))
         self.get_logger().info(
             f"{len(arm.joint_names)} joints at pose {values['initial_pose']!r}; "
             f"trajectories on {self._subscription.topic_name}, states on {self._publisher.topic_name}"
@@ -155,9 +171,13 @@ class ArmSimNode(Node):
 
     # ------------------------------------------------------------------ control
 
+    def _now_ns(self) -> int:
+        """The ROS time the model runs to: in lock-step, the step being simulated."""
+        return max(self.stepper.t_ns, 0) if self.stepper is not None else self.get_clock().now().nanoseconds
+
     def _advance(self) -> None:
         """Bring the model to the current ROS time (call with the lock held)."""
-        step = self._sim_time.advance(self.get_clock().now().nanoseconds)
+        step = self._sim_time.advance(self._now_ns())
         if step.seconds > 0:
             self.model.step(step.seconds)
         self.model.time = step.model_time
@@ -167,14 +187,14 @@ class ArmSimNode(Node):
     def _publish(self) -> None:
         sample = self.model.measured()
         msg = JointState()
-        msg.header.stamp = self.get_clock().now().to_msg()
+        msg.header.stamp = Time(nanoseconds=self._now_ns()).to_msg()
         msg.name = list(self.arm.joint_names)
         msg.position = sample.positions.tolist()
         msg.velocity = sample.velocities.tolist()
         self._publisher.publish(msg)
 
     def _on_trajectory(self, msg: JointTrajectory) -> None:
-        problems = jtc_problems(trajectory_data(msg), self.arm.joint_names, self.get_clock().now().nanoseconds * 1e-9,
+        problems = jtc_problems(trajectory_data(msg), self.arm.joint_names, self._now_ns() * 1e-9,
                                 self.model.jtc_options)
         if problems:
             self.rejected += 1
@@ -196,6 +216,19 @@ class ArmSimNode(Node):
         with self._lock:
             self._advance()
             self._publish()
+
+    def _on_step(self, t_ns: int) -> None:
+        self._on_tick()
+
+    def _on_steady_tick(self) -> None:
+        """Lock-step: the joint states as of the current step, however slow the steps."""
+        if self.stepper.t_ns >= 0:
+            with self._lock:
+                self._publish()
+
+    def close(self) -> None:
+        if self.stepper is not None:
+            self.stepper.leave()
 
 
 def main(args: list[str] | None = None) -> int:

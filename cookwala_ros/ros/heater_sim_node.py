@@ -5,7 +5,9 @@ on `heater/state` and sensor_msgs/Temperature on `heater/medium_temperature` and
 `heater/pan_temperature`. A command takes effect in the subscription callback and the new state
 is published at once, so OFF shows 0 W immediately (unless the relay is welded). The thermal
 model is integrated over the elapsed ROS time at every tick (in bounded substeps), so the hob
-keeps up with /clock at any real-time factor.
+keeps up with /clock at any real-time factor. With `lockstep` (sim_clock's clock_mode lockstep) it
+steps once per /clock message instead and reports each step done; between steps it re-publishes
+its state on the steady clock (`steady_rate_hz`), so a slow step never looks like a dead driver.
 
 Dead-man: with `command_timeout_s` > 0 (default 0.5 s, on the steady clock, whatever /clock
 does) a hob that heats and hears no fresh HeaterCommand for that long goes to 0 W by itself
@@ -41,11 +43,13 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.parameter import Parameter
+from rclpy.time import Time
 from sensor_msgs.msg import Temperature
 
 from cookwala_msgs.msg import HeaterCommand, HeaterState
 from cookwala_ros.ros import names, qos
 from cookwala_ros.ros.device_names import DEVICE_FILE, robot_names
+from cookwala_ros.ros.lockstep import StepParticipant
 from cookwala_ros.ros.node_main import run_node
 from cookwala_ros.ros.params import ParameterError, ParamSpec, declare_parameters, reject_invalid
 from cookwala_ros.sim.heater import SimHeater
@@ -89,6 +93,10 @@ PARAMETERS = (
     ParamSpec("safety_source", "safety_monitor", "HeaterCommand.source of the safety monitor."),
     ParamSpec("publish_rate_hz", 10.0, "State and temperature rate on the ROS clock [Hz].", minimum=0.0,
               maximum=1000.0, exclusive_minimum=True),
+    ParamSpec("lockstep", False, "Step once per /clock message and report it done on /clock_step (sim_clock's "
+              "clock_mode lockstep)."),
+    ParamSpec("steady_rate_hz", 10.0, "In lockstep: the state is re-published this often on the steady clock "
+              "between steps [Hz].", minimum=0.0, maximum=1000.0, exclusive_minimum=True),
     ParamSpec("max_substep_s", 0.1, "Longest thermal integration step [s].", minimum=0.001, maximum=1.0),
     ParamSpec("frame_id", "pan_link", "frame_id of the temperature messages."),
     ParamSpec("fault.medium_sensor", "none", "Medium temperature sensor fault.", choices=SENSOR_FAULTS,
@@ -153,6 +161,12 @@ class HeaterSimNode(Node):
             self._dead_man_timer = self.create_timer(
                 min(0.05, self._command_timeout_s / 5), self._on_dead_man, callback_group=self._group,
                 clock=Clock(clock_type=ClockType.STEADY_TIME))
+        self.stepper = None
+        if values["lockstep"]:
+            self._timer.cancel()  # one state per /clock step instead
+            self.stepper = StepParticipant(self, self._on_step, callback_group=self._group)
+            self.create_timer(1.0 / values["steady_rate_hz"], self._on_steady_tick, callback_group=self._group,
+                              clock=Clock(clock_type=ClockType.STEADY_TIME))
         thermal = self.heater.thermal
         self.get_logger().info(
             f"{config.medium} {thermal.medium_mass_kg:g} kg at {config.start_temp_c:g} degC on a "
@@ -184,9 +198,13 @@ class HeaterSimNode(Node):
 
     # ------------------------------------------------------------------ control
 
+    def _now_ns(self) -> int:
+        """The ROS time the model runs to: in lock-step, the step being simulated."""
+        return max(self.stepper.t_ns, 0) if self.stepper is not None else self.get_clock().now().nanoseconds
+
     def _advance(self) -> None:
         """Integrate the hob up to the current ROS time (call with the lock held)."""
-        step = self._sim_time.advance(self.get_clock().now().nanoseconds)
+        step = self._sim_time.advance(self._now_ns())
         if step.seconds > 0:
             self.heater.step(step.seconds)
         if step.skipped:
@@ -197,7 +215,7 @@ class HeaterSimNode(Node):
 
     def _publish(self) -> None:
         snap = self.heater.snapshot()
-        stamp = self.get_clock().now().to_msg()
+        stamp = Time(nanoseconds=self._now_ns()).to_msg()
         state = HeaterState()
         state.stamp = stamp
         state.on = snap.on
@@ -271,6 +289,19 @@ class HeaterSimNode(Node):
         with self._lock:
             self._advance()
             self._publish()
+
+    def _on_step(self, t_ns: int) -> None:
+        self._on_tick()
+
+    def _on_steady_tick(self) -> None:
+        """Lock-step: the state as of the current step, so it stays fresh however slow the steps."""
+        if self.stepper.t_ns >= 0:
+            with self._lock:
+                self._publish()
+
+    def close(self) -> None:
+        if self.stepper is not None:
+            self.stepper.leave()
 
 
 def main(args: list[str] | None = None) -> int:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 # --- kitchen-wide (absolute) -----------------------------------------------------------------
 CLOCK = "/clock"
+CLOCK_STEP = "/clock_step"     # lock-step participants -> sim_clock (cookwala_msgs/ClockStep)
 ESTOP = "/cookwala/estop"          # the kitchen's e-stop button: halts every robot
 PRESENCE = "/cookwala/presence"    # is a person in the kitchen, how soon can they reach a robot
 SMOKE = "/cookwala/smoke"

@@ -17,8 +17,10 @@ import sys
 from typing import Callable
 
 import rclpy
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
+
+from cookwala_ros.ros.executors import MultiThreadedExecutor
 
 EXIT_OK = 0
 EXIT_CANNOT_START = 2

@@ -83,3 +83,26 @@ def clock() -> QoSProfile:
         reliability=ReliabilityPolicy.BEST_EFFORT,
         durability=DurabilityPolicy.VOLATILE,
     )
+
+
+def clock_step_report(depth: int = 10) -> QoSProfile:
+    """Lock-step reports to sim_clock: reliable and transient-local, so a clock that starts after
+    its participants still hears each one's latest report. Publishers keep 1 (the newest report
+    supersedes the others); sim_clock subscribes with a deep queue, as all participants share it."""
+    return QoSProfile(
+        history=HistoryPolicy.KEEP_LAST,
+        depth=depth,
+        reliability=ReliabilityPolicy.RELIABLE,
+        durability=DurabilityPolicy.TRANSIENT_LOCAL,
+    )
+
+
+def lockstep_clock() -> QoSProfile:
+    """/clock in lock-step: reliable (a lost step would stall the kitchen until it is re-sent);
+    rclpy's best-effort TimeSource subscription still matches it."""
+    return QoSProfile(
+        history=HistoryPolicy.KEEP_LAST,
+        depth=10,
+        reliability=ReliabilityPolicy.RELIABLE,
+        durability=DurabilityPolicy.VOLATILE,
+    )

@@ -6,6 +6,11 @@ Nodes started with `use_sim_time:=true` then run their timers, stamps and timeou
 time is computed from the steady clock at every tick (never accumulated), so at factor 1 it
 tracks wall time without drift; changing `real_time_factor` at run time continues from the
 current sim time. Starts at the current wall-clock time unless `start_from_wall_clock` is false.
+
+`clock_mode` lockstep (ros/lockstep.py): /clock advances by `lockstep_step_s` only once every
+participant that joined on /clock_step has finished the current step, and no faster than
+`real_time_factor` (then a ceiling), so a cook gives the same trace on a loaded host as on an
+idle one. A participant late for `lockstep_grace_s` of wall time is dropped with a warning.
 """
 
 from __future__ import annotations
@@ -21,17 +26,27 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rosgraph_msgs.msg import Clock as ClockMsg
 
+from cookwala_msgs.msg import ClockStep
+from cookwala_ros.ros.lockstep import StepGate, time_ns
 from cookwala_ros.ros.node_main import run_node
-from cookwala_ros.ros import qos
+from cookwala_ros.ros import names, qos
 from cookwala_ros.ros.params import ParameterError, ParamSpec, declare_parameters, reject_invalid
 
 NODE_NAME = "sim_clock"
-CLOCK_TOPIC = "/clock"
+CLOCK_TOPIC = names.CLOCK
+CLOCK_MODES = ("rtf", "lockstep")
+RESEND_S = 0.25  # a step some participant has not finished is published again this often [s, wall]
 
 PARAMETERS = (
-    ParamSpec("real_time_factor", 1.0, "Simulated seconds per wall second.", minimum=0.0, maximum=1000.0,
-              exclusive_minimum=True, read_only=False),
-    ParamSpec("publish_rate_hz", 100.0, "/clock messages per wall second.", minimum=1.0, maximum=1000.0),
+    ParamSpec("clock_mode", "rtf", "rtf: sim time = wall time x real_time_factor; lockstep: one step at a time, "
+              "once every participant finished the last.", choices=CLOCK_MODES),
+    ParamSpec("real_time_factor", 1.0, "Simulated seconds per wall second (in lockstep: at most).", minimum=0.0,
+              maximum=1000.0, exclusive_minimum=True, read_only=False),
+    ParamSpec("publish_rate_hz", 100.0, "/clock messages per wall second (rtf).", minimum=1.0, maximum=1000.0),
+    ParamSpec("lockstep_step_s", 0.1, "Sim seconds per lock-step step: at most the period of every participant's "
+              "loop (the executor's 10 Hz tick).", minimum=0.001, maximum=10.0),
+    ParamSpec("lockstep_grace_s", 2.0, "A participant late this long [s, wall] is dropped with a warning, so a dead "
+              "node cannot freeze the kitchen.", minimum=0.05, maximum=600.0),
     ParamSpec("start_from_wall_clock", True, "Start sim time at the current wall-clock time (else start_time_s)."),
     ParamSpec("start_time_s", 0.0, "Sim time at start [s since the epoch] when start_from_wall_clock is false.",
               minimum=0.0, maximum=4.0e9),
@@ -67,6 +82,10 @@ class SimClockNode(Node):
         self.add_on_set_parameters_callback(reject_invalid(PARAMETERS))
         self.add_on_set_parameters_callback(self._refuse_sim_time)
         self.add_post_set_parameters_callback(self._on_parameters_set)
+        self.lockstep = values["clock_mode"] == "lockstep"
+        if self.lockstep:
+            self._start_lockstep(values, start_ns)
+            return
         self._publisher = self.create_publisher(ClockMsg, CLOCK_TOPIC, qos.clock())
         self._timer = self.create_timer(
             1.0 / values["publish_rate_hz"],
@@ -78,6 +97,80 @@ class SimClockNode(Node):
         self.get_logger().info(
             f"publishing {CLOCK_TOPIC} at {values['publish_rate_hz']:g} Hz, {values['real_time_factor']:g}x real time"
         )
+
+    # ------------------------------------------------------------------ lock-step
+
+    def _start_lockstep(self, values: dict, start_ns: int) -> None:
+        steady = Clock(clock_type=ClockType.STEADY_TIME)
+        group = MutuallyExclusiveCallbackGroup()  # reports, pacing and the watch never run at once
+        self._publisher = self.create_publisher(ClockMsg, CLOCK_TOPIC, qos.lockstep_clock())
+        self.gate = StepGate(int(values["lockstep_grace_s"] * 1e9))
+        self.step_ns = int(round(values["lockstep_step_s"] * 1e9))
+        self.t_ns = start_ns
+        self.steps = 0  # steps published after the first (tests, diagnostics)
+        self._published_at = self._resent_at = time.monotonic_ns()
+        self.create_subscription(ClockStep, names.CLOCK_STEP, self._on_report, qos.clock_step_report(depth=100),
+                                 callback_group=group)
+        self._pace_timer = self.create_timer(1.0, self._on_pace, callback_group=group, clock=steady)
+        self._pace_timer.cancel()
+        self.create_timer(min(0.05, values["lockstep_grace_s"] / 4), self._on_watch, callback_group=group, clock=steady)
+        self._publish(self.t_ns)
+        self.get_logger().info(
+            f"lock-step: {CLOCK_TOPIC} advances {values['lockstep_step_s']:g} s once every participant on "
+            f"{names.CLOCK_STEP} finished the step, at most {values['real_time_factor']:g}x real time; "
+            f"a participant late {values['lockstep_grace_s']:g} s is dropped")
+
+    def _on_report(self, msg: ClockStep) -> None:
+        now = time.monotonic_ns()
+        who = msg.participant
+        if msg.event == ClockStep.LEAVE:
+            if self.gate.leave(who):
+                self.get_logger().info(f"lock-step: {who} left")
+        elif msg.event == ClockStep.JOIN:
+            if self.gate.join(who, now):
+                self.get_logger().info(f"lock-step: {who} joined")
+                self._publish(self.t_ns)  # it may have subscribed after this step went out
+                self._resent_at = now
+        elif msg.event == ClockStep.DONE:
+            if self.gate.done(who, time_ns(msg.stamp), now):
+                self.get_logger().info(f"lock-step: {who} joined")
+        self._try_step(now)
+
+    def _on_watch(self) -> None:
+        now = time.monotonic_ns()
+        for who in self.gate.drop_silent(self.t_ns, self._published_at, now):
+            self.get_logger().warning(
+                f"lock-step: {who} did not finish {self.t_ns * 1e-9:.3f} s within "
+                f"{self.gate.grace_ns * 1e-9:g} s: dropped, the clock goes on without it")
+        if self.gate.late(self.t_ns):
+            if now - self._resent_at >= RESEND_S * 1e9:  # a lost step or a participant that joined late
+                self._resent_at = now
+                self._publish(self.t_ns)
+            return
+        self._try_step(now)
+
+    def _on_pace(self) -> None:
+        self._pace_timer.cancel()
+        self._try_step(time.monotonic_ns())
+
+    def _try_step(self, now: int) -> None:
+        """The next step, once nobody is late for this one and the real-time ceiling allows it."""
+        if self.gate.late(self.t_ns):
+            return
+        with self._lock:
+            factor = self.clock_model.factor
+        due = self._published_at + int(self.step_ns / factor)
+        if now < due:
+            if self._pace_timer.is_canceled():
+                self._pace_timer.timer_period_ns = due - now
+                self._pace_timer.reset()
+            return
+        self.t_ns += self.step_ns
+        self.steps += 1
+        self._published_at = self._resent_at = now
+        self._publish(self.t_ns)
+        if not self.gate.members:  # nobody to wait for: the ceiling alone paces the clock
+            self._try_step(time.monotonic_ns())
 
     def _refuse_sim_time(self, parameters: list[Parameter]):
         if any(p.name == "use_sim_time" and p.value for p in parameters):
@@ -94,8 +187,11 @@ class SimClockNode(Node):
     def _on_tick(self) -> None:
         with self._lock:
             now_ns = self.clock_model.now_ns(time.monotonic_ns())
+        self._publish(now_ns)
+
+    def _publish(self, t_ns: int) -> None:
         msg = ClockMsg()
-        msg.clock.sec, msg.clock.nanosec = divmod(now_ns, 1_000_000_000)
+        msg.clock.sec, msg.clock.nanosec = divmod(t_ns, 1_000_000_000)
         self._publisher.publish(msg)
 
 

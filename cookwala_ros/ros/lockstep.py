@@ -1,0 +1,123 @@
+"""Lock-step simulation: /clock advances one step only when every participant finished the last.
+
+Free-running, sim_clock publishes sim time as a function of the wall clock, so on a loaded host
+a loop on sim time falls behind the clock and the same cook gives another trace. In lock-step,
+sim_clock publishes T, waits until every participant (the sims, the executor's control tick, a
+test's commander) has reported on /clock_step that it finished T, then publishes T + step: as
+fast as the slowest participant allows, never faster than the real-time factor (a ceiling).
+
+Participants register themselves over ROS (cookwala_msgs/ClockStep JOIN, or their first DONE),
+so it works across processes and namespaces, and leave with LEAVE on a clean shutdown. One that
+stays late for `grace` of wall time is dropped and named in a warning, so a dead node never
+freezes the kitchen; a report from it later counts it in again.
+
+`StepGate` is the clock's bookkeeping (pure); `StepParticipant` is a node's side.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from cookwala_msgs.msg import ClockStep
+from rosgraph_msgs.msg import Clock as ClockMsg
+
+from cookwala_ros.ros import names, qos
+
+
+def time_ns(stamp) -> int:
+    return stamp.sec * 1_000_000_000 + stamp.nanosec
+
+
+class StepGate:
+    """Who the clock waits for, who finished which step, and who has been silent too long."""
+
+    def __init__(self, grace_ns: int):
+        self.grace_ns = grace_ns
+        self._done: dict[str, int] = {}  # member -> latest sim time it finished [ns]
+        self._since: dict[str, int] = {}  # member -> steady time from which its lateness counts [ns]
+        self.dropped: list[str] = []  # members dropped for silence, in order (diagnostics)
+
+    @property
+    def members(self) -> list[str]:
+        return list(self._done)
+
+    def join(self, name: str, now_ns: int) -> bool:
+        """Wait for `name` from the current step on; True if it was not a member."""
+        if name in self._done:
+            return False
+        self._done[name] = -1
+        self._since[name] = now_ns
+        return True
+
+    def done(self, name: str, t_ns: int, now_ns: int) -> bool:
+        """`name` finished sim time t (joining it if needed); True if it joined with this."""
+        joined = self.join(name, now_ns)
+        self._done[name] = max(self._done[name], t_ns)
+        return joined
+
+    def leave(self, name: str) -> bool:
+        self._since.pop(name, None)
+        return self._done.pop(name, None) is not None
+
+    def late(self, t_ns: int) -> list[str]:
+        """Members that have not finished sim time t yet."""
+        return [name for name, done in self._done.items() if done < t_ns]
+
+    def drop_silent(self, t_ns: int, published_ns: int, now_ns: int) -> list[str]:
+        """Drop the members late for step t (published at steady time `published_ns`) for longer
+        than the grace, counted from the step or from their joining, whichever came later."""
+        gone = [name for name in self.late(t_ns) if now_ns - max(published_ns, self._since[name]) > self.grace_ns]
+        for name in gone:
+            self.leave(name)
+            self.dropped.append(name)
+        return gone
+
+
+class StepParticipant:
+    """A node's side of lock-step: runs `on_step(t_ns)` for each new /clock step, then reports it done.
+
+    `on_step` returns False to finish the step later (e.g. until a reading stamped t arrived);
+    the node then calls `finish()`. A step the clock re-sends is only reported again. Call
+    `leave()` before the node is destroyed.
+    """
+
+    def __init__(self, node, on_step: Callable[[int], bool | None], callback_group=None):
+        self.name = node.get_fully_qualified_name()
+        self.t_ns = -1  # the step being simulated; -1 before the first /clock message
+        self.steps = 0  # steps taken (tests, diagnostics)
+        self._finished_ns = -1
+        self._on_step = on_step
+        self._publisher = node.create_publisher(ClockStep, names.CLOCK_STEP, qos.clock_step_report())
+        self._report(ClockStep.JOIN, 0)
+        self._subscription = node.create_subscription(ClockMsg, names.CLOCK, self._on_clock, qos.lockstep_clock(),
+                                                      callback_group=callback_group)
+
+    def _on_clock(self, msg: ClockMsg) -> None:
+        t_ns = time_ns(msg.clock)
+        if t_ns == self.t_ns:
+            if self._finished_ns == t_ns:
+                self._report(ClockStep.DONE, t_ns)  # the clock re-sent the step: it missed our report
+            return
+        self.t_ns = t_ns
+        self.steps += 1
+        if self._on_step(t_ns) is not False:
+            self.finish()
+
+    def finish(self) -> None:
+        """Report the current step done (once)."""
+        if self._finished_ns != self.t_ns:
+            self._finished_ns = self.t_ns
+            self._report(ClockStep.DONE, self.t_ns)
+
+    @property
+    def pending(self) -> bool:
+        """A step has been received and not yet reported done."""
+        return self.t_ns >= 0 and self._finished_ns != self.t_ns
+
+    def leave(self) -> None:
+        self._report(ClockStep.LEAVE, max(self.t_ns, 0))
+
+    def _report(self, event: int, t_ns: int) -> None:
+        msg = ClockStep(event=event, participant=self.name)
+        msg.stamp.sec, msg.stamp.nanosec = divmod(int(t_ns), 1_000_000_000)
+        self._publisher.publish(msg)

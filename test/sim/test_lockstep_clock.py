@@ -1,0 +1,145 @@
+"""sim_clock in lock-step: /clock waits for every participant, drops the silent ones, and a
+simulated hob stepped by it gives the same physics as stepping the model directly."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from rclpy.parameter import Parameter
+from rosgraph_msgs.msg import Clock
+
+from cookwala_msgs.msg import HeaterCommand
+from cookwala_ros.ros import qos
+from cookwala_ros.ros.heater_sim_node import HeaterSimNode
+from cookwala_ros.ros.lockstep import StepParticipant
+from cookwala_ros.ros.params import ParameterError
+from cookwala_ros.ros.sim_clock_node import SimClockNode
+from cookwala_ros.sim.heater import HeaterMode, SimHeater
+from cookwala_ros.sim.thermal_model import ThermalConfig, ThermalModel
+from lockstep_commander import LockstepCommander, stamp_ns
+from ros_helpers import RosHarness
+
+START_S = 1000.0
+STEP_NS = 100_000_000
+
+
+def clock_ns(msg) -> int:
+    return msg.clock.sec * 1_000_000_000 + msg.clock.nanosec
+
+
+def lockstep_clock(ros, factor=1000.0, grace_s=30.0, step_s=0.1) -> SimClockNode:
+    return ros.add(SimClockNode(context=ros.context, parameter_overrides=[
+        Parameter("clock_mode", value="lockstep"),
+        Parameter("real_time_factor", value=factor),
+        Parameter("lockstep_step_s", value=step_s),
+        Parameter("lockstep_grace_s", value=grace_s),
+        Parameter("start_from_wall_clock", value=False),
+        Parameter("start_time_s", value=START_S),
+    ]))
+
+
+class Held:
+    """A participant that finishes a step only when the test says so."""
+
+    def __init__(self, ros, name="held"):
+        self.node = ros.node(name)
+        self.steps: list[int] = []
+        self.participant = StepParticipant(self.node, self._on_step)
+
+    def _on_step(self, t_ns: int) -> bool:
+        self.steps.append(t_ns)
+        return False
+
+
+def test_the_clock_waits_for_a_participant_and_steps_exactly_once_it_finished():
+    with RosHarness() as ros:
+        held = Held(ros)
+        clock = lockstep_clock(ros)
+        assert ros.wait_for(lambda: held.steps, timeout=10.0)
+        first = held.steps[0]
+        time.sleep(0.5)  # 500 steps' worth at the ceiling: none may go out while it has not finished
+        assert held.steps == [first] and clock.t_ns == first
+        for k in range(1, 6):
+            held.participant.finish()
+            assert ros.wait_for(lambda: len(held.steps) == k + 1, timeout=10.0)
+        assert held.steps == [first + k * STEP_NS for k in range(6)]  # exact steps, none skipped
+        assert (first - int(START_S * 1e9)) % STEP_NS == 0
+        assert clock.gate.dropped == []
+
+
+def test_a_silent_participant_is_dropped_after_the_grace_and_counted_again_when_it_reports():
+    with RosHarness() as ros:
+        held = Held(ros, "silent")
+        ticks = []
+        ros.node("tick_probe").create_subscription(Clock, "/clock", lambda m: ticks.append(clock_ns(m)),
+                                                   qos.sensor(depth=10000))
+        clock = lockstep_clock(ros, grace_s=0.3)
+        assert ros.wait_for(lambda: clock.gate.dropped == [held.participant.name], timeout=10.0)
+        dropped_at = held.steps[0]
+        assert ros.wait_for(lambda: clock.t_ns > dropped_at + 10 * STEP_NS, timeout=10.0)  # it goes on
+        held.participant.finish()  # back: from now on the clock waits for it again
+        assert ros.wait_for(lambda: held.participant.name in clock.gate.members, timeout=10.0)
+        assert ros.wait_for(lambda: clock.gate.dropped == [held.participant.name] * 2, timeout=10.0)
+        stamps = sorted(set(ticks))
+        assert all(b - a == STEP_NS for a, b in zip(stamps, stamps[1:]))  # never a skipped or partial step
+
+
+def test_a_participant_that_leaves_is_not_waited_for():
+    with RosHarness() as ros:
+        held = Held(ros, "leaving")
+        clock = lockstep_clock(ros, grace_s=600.0)
+        assert ros.wait_for(lambda: held.steps and held.participant.name in clock.gate.members, timeout=10.0)
+        stuck_at = clock.t_ns
+        held.participant.leave()
+        assert ros.wait_for(lambda: clock.t_ns >= stuck_at + 10 * STEP_NS, timeout=10.0)
+        assert clock.gate.members == [] and clock.gate.dropped == []
+
+
+def test_the_real_time_factor_is_a_ceiling():
+    with RosHarness() as ros:
+        clock = lockstep_clock(ros, factor=10.0)  # nobody to wait for: the ceiling alone paces it
+        assert ros.wait_for(lambda: clock.steps > 0, timeout=10.0)
+        t0, w0 = clock.t_ns, time.monotonic()
+        time.sleep(1.0)
+        t1, w1 = clock.t_ns, time.monotonic()
+        assert t1 > t0
+        assert (t1 - t0) * 1e-9 <= 10.0 * (w1 - w0) + 0.1  # delays only slow it; it never runs ahead
+
+
+def test_a_lockstep_hob_gives_the_physics_of_the_model_stepped_directly():
+    with RosHarness() as ros:
+        ros.add(HeaterSimNode(context=ros.context, parameter_overrides=[
+            Parameter("use_sim_time", value=True), Parameter("lockstep", value=True),
+            Parameter("medium", value="water"), Parameter("medium_mass_kg", value=1.0)]))
+
+        def command_for(t_ns, state):  # 1500 W for 200 steps (20 sim s), then off
+            heating = [t for t, c in commander.sent if c.mode == HeaterCommand.MODE_POWER]
+            if len(heating) < 200:
+                return HeaterCommand(mode=HeaterCommand.MODE_POWER, power_w=1500.0, source="test")
+            return HeaterCommand(mode=HeaterCommand.MODE_OFF, source="test")
+
+        commander = LockstepCommander(ros.node("commander"), command_for)
+        assert ros.wait_for_subscribers(commander.publisher)
+        lockstep_clock(ros)
+        assert ros.wait_for(lambda: len(commander.sent) >= 205, timeout=60.0)
+        first_on = next(t for t, c in commander.sent if c.mode == HeaterCommand.MODE_POWER)
+        off_at = next(t for t, c in commander.sent if c.mode == HeaterCommand.MODE_OFF)
+        assert off_at - first_on == 200 * STEP_NS
+        by_stamp = {}  # each step's first state: the hob at T, before that step's command
+        for state in commander.states:
+            by_stamp.setdefault(stamp_ns(state), state)
+        before, after = by_stamp[first_on], by_stamp[off_at]
+        assert before.medium_temp_c == pytest.approx(20.0, abs=0.01) and after.power_w == pytest.approx(1500.0)
+        assert all((t - int(START_S * 1e9)) % STEP_NS == 0 for t in by_stamp)  # stamped with the step's time
+        reference = SimHeater(ThermalModel(ThermalConfig(medium="water", medium_mass_kg=1.0)))
+        reference.command(HeaterMode.POWER, power_w=1500.0)
+        reference.step(20.0)
+        assert after.medium_temp_c == pytest.approx(reference.thermal.medium_c, abs=1e-6)
+        assert after.pan_surface_temp_c == pytest.approx(reference.thermal.pan_c, abs=1e-6)
+
+
+def test_a_bad_clock_mode_stops_the_node_naming_the_parameter():
+    with RosHarness() as ros:
+        with pytest.raises(ParameterError, match="parameter 'clock_mode'"):
+            SimClockNode(context=ros.context, parameter_overrides=[Parameter("clock_mode", value="lockstepp")])
