@@ -6,11 +6,10 @@ JointTrajectoryController checks it (`robot.joint_trajectory.jtc_problems`, defa
 parameters): what the real one rejects, the empty trajectory included, is logged and changes
 nothing; an accepted one replaces the old one. A stop is a hold point
 (convert.halt_trajectory_msg). Joint names and limits come from the robot description
-(config/robot/). The model steps on the ROS clock, so under
-`use_sim_time` it follows /clock at any real-time factor. With `lockstep` (sim_clock's clock_mode
-lockstep) it steps once per /clock message instead and reports each step done; between steps it
-re-publishes its joint states on the steady clock (`steady_rate_hz`), so a slow step never looks
-like a dead driver.
+(config/robot/). The model steps on the ROS clock, so under `use_sim_time` it follows /clock at
+any real-time factor. With `clock_mode` lockstep (sim_clock's) it steps once per /clock message
+instead and reports each step done; between steps it re-publishes its joint states on the
+steady clock (`steady_rate_hz`), so a slow step never looks like a dead driver.
 
 Faults for safety tests, settable while running (`ros2 param set /arm_sim fault.… …`):
 `fault.frozen_encoder`, `fault.stuck_joints` (comma-separated joint names),
@@ -36,7 +35,7 @@ from cookwala_ros.robot.joint_trajectory import JTC_VERSION, jtc_problems
 from cookwala_ros.ros import names, qos
 from cookwala_ros.ros.device_names import DEVICE_FILE, robot_names
 from cookwala_ros.ros.convert import trajectory_data
-from cookwala_ros.ros.lockstep import StepParticipant
+from cookwala_ros.ros.lockstep import StepParticipant, clock_mode_param
 from cookwala_ros.ros.params import ParameterError, ParamSpec, comma_list, declare_parameters, reject_invalid
 from cookwala_ros.sim.arm_model import ArmFaults, ArmModel, Trajectory, TrajectoryError, TrajectoryPoint
 from cookwala_ros.robot.description import RobotDescriptionError, load_arm, load_poses
@@ -54,8 +53,7 @@ PARAMETERS = (
     ParamSpec("initial_pose", "home", "Named pose the arm starts in."),
     ParamSpec("publish_rate_hz", 100.0, "JointState rate on the ROS clock [Hz].", minimum=0.0, maximum=1000.0,
               exclusive_minimum=True),
-    ParamSpec("lockstep", False, "Step once per /clock message and report it done on /clock_step (sim_clock's "
-              "clock_mode lockstep)."),
+    clock_mode_param("the arm steps"),
     ParamSpec("steady_rate_hz", 20.0, "In lockstep: joint states are re-published this often on the steady clock "
               "between steps [Hz].", minimum=0.0, maximum=1000.0, exclusive_minimum=True),
     ParamSpec("control_period_s", 0.01, "Physics substep of the arm model [s] (the controller's update period).",
@@ -126,7 +124,7 @@ class ArmSimNode(Node):
         )
         self._timer = self.create_timer(1.0 / values["publish_rate_hz"], self._on_tick, callback_group=self._group)
         self.stepper = None
-        if values["lockstep"]:
+        if values["clock_mode"] == "lockstep":
             self._timer.cancel()  # one state per /clock step instead
             self.stepper = StepParticipant(self, self._on_step, callback_group=self._group)
             self.create_timer(1.0 / values["steady_rate_hz"], self._on_steady_tick, callback_group=self._group,

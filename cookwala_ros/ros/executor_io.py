@@ -104,6 +104,7 @@ class DeviceIO:
         self._heater_at: tuple[float, float] | None = None  # receipt times (steady, ROS)
         self._joints_at: tuple[float, float] | None = None
         self._first_ros: float | None = None  # ROS time of the first observation
+        self.on_reading = None  # called after each heater or joint state (the lock-step tick waits for them)
         self.presence_stale_s = values["presence_stale_s"]
         self.presence_default = values["presence_default"]
         self.disabled: set[str] = set()
@@ -157,10 +158,22 @@ class DeviceIO:
     def _on_heater(self, msg: HeaterState) -> None:
         with self._lock:
             self.heater_state, self._heater_at = msg, (time.monotonic(), self._ros_now())
+        if self.on_reading is not None:
+            self.on_reading()
 
     def _on_joints(self, msg: JointState) -> None:
         with self._lock:
             self.joints, self._joints_at = msg, (time.monotonic(), self._ros_now())
+        if self.on_reading is not None:
+            self.on_reading()
+
+    def readings_at(self, t_ns: int) -> bool:
+        """Lock-step: the plant's state of sim time t has arrived (every driver the device has)."""
+        with self._lock:
+            heater, joints = self.heater_state, self.joints
+        if self.has_heater and (heater is None or _stamp_ns(heater.stamp) < t_ns):
+            return False
+        return not (self.has_arm and (joints is None or _stamp_ns(joints.header.stamp) < t_ns))
 
     def _ros_now(self) -> float:
         return self.node.get_clock().now().nanoseconds / 1e9
@@ -468,3 +481,6 @@ class DeviceIO:
         else:
             self.trajectory_pub.publish(msg)
 
+
+def _stamp_ns(stamp) -> int:
+    return stamp.sec * 1_000_000_000 + stamp.nanosec

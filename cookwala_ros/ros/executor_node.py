@@ -14,7 +14,9 @@ A thin adapter over `cookwala_ros.executor.service.ExecutorService`:
   status goes silent the executor cuts heat, halts the arm, stops the execution with an
   equipment-failure incident and refuses new executions (busy) until the monitor is armed again;
 - the control tick runs on the ROS clock (sim time in CI), so a 30-minute simmer runs as fast as
-  the simulated /clock goes;
+  the simulated /clock goes; with `clock_mode` lockstep it runs once per `tick_hz` period of
+  /clock steps instead, once the plant's state of that step has arrived, and reports the step done
+  (ros/lockstep.py), so a cook gives the same trace at any load;
 - with `http_port` > 0 it serves the Core HTTP API (cookwala_ros.http.app) with uvicorn.
 
 Parameters are validated at start; a bad parameter or device-file entry stops the node with a
@@ -51,6 +53,7 @@ from cookwala_ros.ros import convert, names, qos
 from cookwala_ros.ros.node_main import run_node
 from cookwala_ros.ros.convert import safety_limit_msgs
 from cookwala_ros.ros.executor_io import UNGUARDED, DeviceIO
+from cookwala_ros.ros.lockstep import StepParticipant, clock_mode_param
 from cookwala_ros.ros.monitor_watch import DEFAULT_TIMEOUT_S
 from cookwala_ros.ros.params import ParameterError, ParamSpec, comma_list, declare_parameters
 from cookwala_ros.safety.monitor import OFFLINE
@@ -85,6 +88,7 @@ PARAMETERS = (
     ParamSpec("token_file", "", "File holding the bearer token for POSTs other than stop; empty = device file / none."),
     ParamSpec("tick_hz", 10.0, "Control tick rate on the ROS clock [Hz] (the engine needs >= 5).",
               minimum=5.0, maximum=200.0),
+    clock_mode_param("the control tick runs"),
     ParamSpec("heartbeat_hz", 10.0, "/cookwala/heartbeat rate on the steady clock [Hz].", minimum=1.0, maximum=100.0),
     ParamSpec("heartbeat_lease_s", 0.3, "Liveliness lease of /cookwala/heartbeat [s].", minimum=0.05, maximum=10.0),
     ParamSpec("presence_stale_s", 5.0, "Presence older than this [s, steady clock] counts as nobody present.",
@@ -141,7 +145,11 @@ class ExecutorNode(Node):
         self._waiters_lock = threading.Lock()
         self.service.add_event_listener(self._on_event)
 
-        self.create_timer(1.0 / values["tick_hz"], self._tick, callback_group=control)
+        self.stepper = None
+        if values["clock_mode"] == "lockstep":
+            self._start_lockstep(values, control)
+        else:
+            self.create_timer(1.0 / values["tick_hz"], self._tick, callback_group=control)
         self.create_timer(1.0 / values["heartbeat_hz"], self._heartbeat, callback_group=housekeeping, clock=self._steady)
         self.create_timer(1.0, self._diagnostics, callback_group=housekeeping, clock=self._steady)
         self.create_timer(MONITOR_CHECK_S, self._check_monitor, callback_group=guard, clock=self._steady)
@@ -205,7 +213,59 @@ class ExecutorNode(Node):
         return SetParametersResult(successful=True)
 
     def _ros_now(self) -> float:
+        if self.stepper is not None:  # the step being run (the node's clock may not have heard it yet)
+            return max(self.stepper.t_ns, 0) / 1e9
         return self.get_clock().now().nanoseconds / 1e9
+
+    # ------------------------------------------------------------------ lock-step
+
+    def _start_lockstep(self, values: dict, control) -> None:
+        self._tick_period_ns = int(round(1e9 / values["tick_hz"]))
+        self._next_tick_ns: int | None = None
+        self._step_lock = threading.Lock()  # one tick at a time, whichever thread completes the step
+        self._step_since = time.monotonic()
+        self._reading_wait_s = min(values["heater_state_timeout_s"], values["joint_state_timeout_s"])
+        self.lockstep_forced = 0  # ticks run without the plant's state of their step (tests, diagnostics)
+        self.stepper = StepParticipant(self, self._on_step, callback_group=control)
+        self.io.on_reading = self._on_reading
+        self.create_timer(0.05, self._on_step_watch, callback_group=control, clock=self._steady)
+
+    def _on_step(self, t_ns: int) -> bool:
+        with self._step_lock:
+            self._step_since = time.monotonic()
+            return self._complete_step(force=False)
+
+    def _on_reading(self) -> None:
+        if self.stepper.pending:
+            with self._step_lock:
+                self._complete_step(force=False)
+
+    def _on_step_watch(self) -> None:
+        """A driver that does not deliver its state of the step: tick without it (its state is then
+        stale, a fault the tick reports), after the staleness bound of the steady clock."""
+        if self.stepper.pending and time.monotonic() - self._step_since > self._reading_wait_s:
+            with self._step_lock:
+                if self.stepper.pending:
+                    self.lockstep_forced += 1
+                    self._complete_step(force=True)
+
+    def _complete_step(self, force: bool) -> bool:
+        """Tick if this step is a tick's and the plant's state of it is in, then report it done
+        (call with the step lock held). False: still waiting for a reading."""
+        if not self.stepper.pending:
+            return True
+        t_ns = self.stepper.t_ns
+        if self._next_tick_ns is None or t_ns >= self._next_tick_ns or t_ns < self._next_tick_ns - self._tick_period_ns:
+            if not force and not self.io.readings_at(t_ns):
+                return False
+            self._next_tick_ns = t_ns + self._tick_period_ns
+            try:
+                self._tick()
+            finally:
+                self.stepper.finish()
+            return True
+        self.stepper.finish()
+        return True
 
     def _start_http(self) -> None:
         import uvicorn
@@ -517,6 +577,8 @@ class ExecutorNode(Node):
             thread.join(timeout=5)
         self.service.close()  # halts the kitchen if it was cooking
         self._say_goodbye()
+        if self.stepper is not None:
+            self.stepper.leave()
 
     def _say_goodbye(self) -> None:
         """A last heartbeat saying `offline`: the safety monitor then reads the end of our

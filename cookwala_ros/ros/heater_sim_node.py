@@ -5,7 +5,7 @@ on `heater/state` and sensor_msgs/Temperature on `heater/medium_temperature` and
 `heater/pan_temperature`. A command takes effect in the subscription callback and the new state
 is published at once, so OFF shows 0 W immediately (unless the relay is welded). The thermal
 model is integrated over the elapsed ROS time at every tick (in bounded substeps), so the hob
-keeps up with /clock at any real-time factor. With `lockstep` (sim_clock's clock_mode lockstep) it
+keeps up with /clock at any real-time factor. With `clock_mode` lockstep (sim_clock's) it
 steps once per /clock message instead and reports each step done; between steps it re-publishes
 its state on the steady clock (`steady_rate_hz`), so a slow step never looks like a dead driver.
 
@@ -49,7 +49,7 @@ from sensor_msgs.msg import Temperature
 from cookwala_msgs.msg import HeaterCommand, HeaterState
 from cookwala_ros.ros import names, qos
 from cookwala_ros.ros.device_names import DEVICE_FILE, robot_names
-from cookwala_ros.ros.lockstep import StepParticipant
+from cookwala_ros.ros.lockstep import StepParticipant, clock_mode_param
 from cookwala_ros.ros.node_main import run_node
 from cookwala_ros.ros.params import ParameterError, ParamSpec, declare_parameters, reject_invalid
 from cookwala_ros.sim.heater import SimHeater
@@ -93,8 +93,7 @@ PARAMETERS = (
     ParamSpec("safety_source", "safety_monitor", "HeaterCommand.source of the safety monitor."),
     ParamSpec("publish_rate_hz", 10.0, "State and temperature rate on the ROS clock [Hz].", minimum=0.0,
               maximum=1000.0, exclusive_minimum=True),
-    ParamSpec("lockstep", False, "Step once per /clock message and report it done on /clock_step (sim_clock's "
-              "clock_mode lockstep)."),
+    clock_mode_param("the hob steps"),
     ParamSpec("steady_rate_hz", 10.0, "In lockstep: the state is re-published this often on the steady clock "
               "between steps [Hz].", minimum=0.0, maximum=1000.0, exclusive_minimum=True),
     ParamSpec("max_substep_s", 0.1, "Longest thermal integration step [s].", minimum=0.001, maximum=1.0),
@@ -162,7 +161,7 @@ class HeaterSimNode(Node):
                 min(0.05, self._command_timeout_s / 5), self._on_dead_man, callback_group=self._group,
                 clock=Clock(clock_type=ClockType.STEADY_TIME))
         self.stepper = None
-        if values["lockstep"]:
+        if values["clock_mode"] == "lockstep":
             self._timer.cancel()  # one state per /clock step instead
             self.stepper = StepParticipant(self, self._on_step, callback_group=self._group)
             self.create_timer(1.0 / values["steady_rate_hz"], self._on_steady_tick, callback_group=self._group,

@@ -22,6 +22,15 @@ from cookwala_msgs.msg import ClockStep
 from rosgraph_msgs.msg import Clock as ClockMsg
 
 from cookwala_ros.ros import names, qos
+from cookwala_ros.ros.params import ParamSpec
+
+CLOCK_MODES = ("rtf", "lockstep")
+
+
+def clock_mode_param(what: str) -> ParamSpec:
+    """The `clock_mode` parameter of a node whose `what` runs on sim time."""
+    return ParamSpec("clock_mode", "rtf", f"rtf: {what} on the ROS clock's timers; lockstep: once per /clock step, "
+                     "reported done on /clock_step (sim_clock's clock_mode lockstep).", choices=CLOCK_MODES)
 
 
 def time_ns(stamp) -> int:

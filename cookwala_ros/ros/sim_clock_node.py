@@ -27,14 +27,13 @@ from rclpy.parameter import Parameter
 from rosgraph_msgs.msg import Clock as ClockMsg
 
 from cookwala_msgs.msg import ClockStep
-from cookwala_ros.ros.lockstep import StepGate, time_ns
+from cookwala_ros.ros.lockstep import CLOCK_MODES, StepGate, time_ns
 from cookwala_ros.ros.node_main import run_node
 from cookwala_ros.ros import names, qos
-from cookwala_ros.ros.params import ParameterError, ParamSpec, declare_parameters, reject_invalid
+from cookwala_ros.ros.params import ParameterError, ParamSpec, comma_list, declare_parameters, reject_invalid
 
 NODE_NAME = "sim_clock"
 CLOCK_TOPIC = names.CLOCK
-CLOCK_MODES = ("rtf", "lockstep")
 RESEND_S = 0.25  # a step some participant has not finished is published again this often [s, wall]
 
 PARAMETERS = (
@@ -45,6 +44,8 @@ PARAMETERS = (
     ParamSpec("publish_rate_hz", 100.0, "/clock messages per wall second (rtf).", minimum=1.0, maximum=1000.0),
     ParamSpec("lockstep_step_s", 0.1, "Sim seconds per lock-step step: at most the period of every participant's "
               "loop (the executor's 10 Hz tick).", minimum=0.001, maximum=10.0),
+    ParamSpec("lockstep_expect", "", "Comma-separated participants (relative names: in this node's namespace) the "
+              "first step waits for, at most lockstep_grace_s after the first report; empty = the first to join."),
     ParamSpec("lockstep_grace_s", 2.0, "A participant late this long [s, wall] is dropped with a warning, so a dead "
               "node cannot freeze the kitchen.", minimum=0.05, maximum=600.0),
     ParamSpec("start_from_wall_clock", True, "Start sim time at the current wall-clock time (else start_time_s)."),
@@ -108,6 +109,10 @@ class SimClockNode(Node):
         self.step_ns = int(round(values["lockstep_step_s"] * 1e9))
         self.t_ns = start_ns
         self.steps = 0  # steps published after the first (tests, diagnostics)
+        # nothing steps before the kitchen is there: the expected participants, or a first one
+        self._expected = {names.qualify(self.get_namespace(), n) for n in comma_list(values["lockstep_expect"])}
+        self._first_report_at: int | None = None
+        self._started = False
         self._published_at = self._resent_at = time.monotonic_ns()
         self.create_subscription(ClockStep, names.CLOCK_STEP, self._on_report, qos.clock_step_report(depth=100),
                                  callback_group=group)
@@ -123,6 +128,8 @@ class SimClockNode(Node):
     def _on_report(self, msg: ClockStep) -> None:
         now = time.monotonic_ns()
         who = msg.participant
+        if self._first_report_at is None and msg.event != ClockStep.LEAVE:
+            self._first_report_at = now
         if msg.event == ClockStep.LEAVE:
             if self.gate.leave(who):
                 self.get_logger().info(f"lock-step: {who} left")
@@ -153,9 +160,24 @@ class SimClockNode(Node):
         self._pace_timer.cancel()
         self._try_step(time.monotonic_ns())
 
+    def _kitchen_ready(self, now: int) -> bool:
+        """The first step waits for the expected participants (for a grace at most) or a first one."""
+        if self._started:
+            return True
+        if self._first_report_at is None:
+            return False
+        missing = sorted(self._expected - set(self.gate.members))
+        if missing and now - self._first_report_at <= self.gate.grace_ns:
+            return False
+        if missing:
+            self.get_logger().warning(f"lock-step: starting without {', '.join(missing)} (not joined within "
+                                      f"{self.gate.grace_ns * 1e-9:g} s)")
+        self._started = True
+        return True
+
     def _try_step(self, now: int) -> None:
         """The next step, once nobody is late for this one and the real-time ceiling allows it."""
-        if self.gate.late(self.t_ns):
+        if not self._kitchen_ready(now) or self.gate.late(self.t_ns):
             return
         with self._lock:
             factor = self.clock_model.factor

@@ -49,14 +49,16 @@ def stop_processes(procs) -> None:
             proc.wait()
 
 
-def start_kitchen(real_time_factor: float, data_dir=None) -> list[subprocess.Popen]:
+def start_kitchen(real_time_factor: float, data_dir=None, clock: str = "rtf") -> list[subprocess.Popen]:
     """Clock, arm and hob; with the executor's `data_dir`, also pot_sim, which fills the pot from
-    the recipes there (without it the pot keeps heater_sim's 1 kg of water)."""
+    the recipes there (without it the pot keeps heater_sim's 1 kg of water). `clock` lockstep: the
+    clock waits for the sims and the executor each step (real_time_factor is then a ceiling)."""
     sim = {"use_sim_time": True}
+    stepped = {"clock_mode": clock}
     procs = [
-        start_node("cookwala_ros.ros.sim_clock_node", {"real_time_factor": real_time_factor}),
-        start_node("cookwala_ros.ros.arm_sim_node", {**sim, "publish_rate_hz": 50.0}),
-        start_node("cookwala_ros.ros.heater_sim_node", sim),
+        start_node("cookwala_ros.ros.sim_clock_node", {"real_time_factor": real_time_factor, **stepped}),
+        start_node("cookwala_ros.ros.arm_sim_node", {**sim, **stepped, "publish_rate_hz": 50.0}),
+        start_node("cookwala_ros.ros.heater_sim_node", {**sim, **stepped}),
     ]
     if data_dir is not None:
         procs.append(start_node("cookwala_ros.ros.pot_sim_node", {**sim, "data_dir": str(data_dir)}))

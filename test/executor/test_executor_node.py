@@ -47,8 +47,9 @@ def drive_to_end(ros, client: Client, result_future, execution_of, timeout: floa
 @pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_sample_soup_completes_through_the_action(library, soup):
-    procs = start_kitchen(real_time_factor=150.0, data_dir=library)
-    procs.append(start_executor(library))
+    # lock-step: the clock waits for the sims and the executor's tick, at most 150x real time
+    procs = start_kitchen(real_time_factor=150.0, data_dir=library, clock="lockstep")
+    procs.append(start_executor(library, clock_mode="lockstep"))
     try:
         with RosHarness() as ros:
             client = Client(ros)

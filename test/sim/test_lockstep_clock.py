@@ -28,9 +28,10 @@ def clock_ns(msg) -> int:
     return msg.clock.sec * 1_000_000_000 + msg.clock.nanosec
 
 
-def lockstep_clock(ros, factor=1000.0, grace_s=30.0, step_s=0.1) -> SimClockNode:
+def lockstep_clock(ros, factor=1000.0, grace_s=30.0, step_s=0.1, expect="") -> SimClockNode:
     return ros.add(SimClockNode(context=ros.context, parameter_overrides=[
         Parameter("clock_mode", value="lockstep"),
+        Parameter("lockstep_expect", value=expect),
         Parameter("real_time_factor", value=factor),
         Parameter("lockstep_step_s", value=step_s),
         Parameter("lockstep_grace_s", value=grace_s),
@@ -98,7 +99,8 @@ def test_a_participant_that_leaves_is_not_waited_for():
 
 def test_the_real_time_factor_is_a_ceiling():
     with RosHarness() as ros:
-        clock = lockstep_clock(ros, factor=10.0)  # nobody to wait for: the ceiling alone paces it
+        StepParticipant(ros.node("eager"), lambda t_ns: None)  # finishes every step at once
+        clock = lockstep_clock(ros, factor=10.0)
         assert ros.wait_for(lambda: clock.steps > 0, timeout=10.0)
         t0, w0 = clock.t_ns, time.monotonic()
         time.sleep(1.0)
@@ -107,10 +109,26 @@ def test_the_real_time_factor_is_a_ceiling():
         assert (t1 - t0) * 1e-9 <= 10.0 * (w1 - w0) + 0.1  # delays only slow it; it never runs ahead
 
 
+def test_the_first_step_waits_for_the_expected_participants():
+    with RosHarness() as ros:
+        early = Held(ros, "early")
+        clock = ros.add(SimClockNode(context=ros.context, parameter_overrides=[
+            Parameter("clock_mode", value="lockstep"), Parameter("real_time_factor", value=1000.0),
+            Parameter("lockstep_expect", value="early, late"), Parameter("lockstep_grace_s", value=30.0)]))
+        assert ros.wait_for(lambda: early.steps, timeout=10.0)
+        early.participant.finish()
+        time.sleep(0.3)
+        assert clock.steps == 0 and len(early.steps) == 1  # /late has not joined: nothing moves
+        late = Held(ros, "late")
+        assert ros.wait_for(lambda: late.steps, timeout=10.0)
+        late.participant.finish()
+        assert ros.wait_for(lambda: clock.steps == 1 and len(early.steps) == 2, timeout=10.0)
+
+
 def test_a_lockstep_hob_gives_the_physics_of_the_model_stepped_directly():
     with RosHarness() as ros:
         ros.add(HeaterSimNode(context=ros.context, parameter_overrides=[
-            Parameter("use_sim_time", value=True), Parameter("lockstep", value=True),
+            Parameter("use_sim_time", value=True), Parameter("clock_mode", value="lockstep"),
             Parameter("medium", value="water"), Parameter("medium_mass_kg", value=1.0)]))
 
         def command_for(t_ns, state):  # 1500 W for 200 steps (20 sim s), then off
@@ -121,7 +139,7 @@ def test_a_lockstep_hob_gives_the_physics_of_the_model_stepped_directly():
 
         commander = LockstepCommander(ros.node("commander"), command_for)
         assert ros.wait_for_subscribers(commander.publisher)
-        lockstep_clock(ros)
+        lockstep_clock(ros, expect="heater_sim,commander")
         assert ros.wait_for(lambda: len(commander.sent) >= 205, timeout=60.0)
         first_on = next(t for t, c in commander.sent if c.mode == HeaterCommand.MODE_POWER)
         off_at = next(t for t, c in commander.sent if c.mode == HeaterCommand.MODE_OFF)

@@ -30,7 +30,7 @@ def test_a_thirty_minute_lockstep_simmer_holds_the_setpoint_with_the_model_physi
     with RosHarness() as ros:
         hob = ros.add(HeaterSimNode(context=ros.context, parameter_overrides=[
             Parameter("use_sim_time", value=True),
-            Parameter("lockstep", value=True),
+            Parameter("clock_mode", value="lockstep"),
             Parameter("medium", value="water"),
             Parameter("medium_mass_kg", value=1.0),
         ]))
@@ -40,6 +40,7 @@ def test_a_thirty_minute_lockstep_simmer_holds_the_setpoint_with_the_model_physi
         ros.add(SimClockNode(context=ros.context, parameter_overrides=[
             Parameter("clock_mode", value="lockstep"),
             Parameter("lockstep_step_s", value=STEP_S),
+            Parameter("lockstep_expect", value="heater_sim,simmer_probe"),
             Parameter("lockstep_grace_s", value=60.0),  # nothing in this test may be dropped
             Parameter("real_time_factor", value=1000.0),
             Parameter("start_from_wall_clock", value=False),
