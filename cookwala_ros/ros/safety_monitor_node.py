@@ -76,6 +76,7 @@ from cookwala_ros.ros import names, qos, realtime
 from cookwala_ros.ros.convert import halt_trajectory_msg, safety_limit_msgs
 from cookwala_ros.ros.node_main import EXIT_CANNOT_START
 from cookwala_ros.ros.params import ParameterError, declare_parameters
+from cookwala_ros.ros.pending import deliver_waiting
 from cookwala_ros.ros.safety_monitor_device import apply_device_file
 from cookwala_ros.ros.safety_monitor_latch import LatchPersistence
 from cookwala_ros.ros.safety_monitor_lifecycle import MonitorLifecycle
@@ -124,6 +125,8 @@ def _rfc3339_now() -> str:
 
 
 class SafetyMonitorNode(LatchPersistence, MonitorLifecycle, LifecycleNode):
+    _watched: list = []  # (subscription, callback) of the inputs whose silence is a trigger
+
     def __init__(self, argv: list[str] | None = None, **kwargs) -> None:
         """Raises ParameterError (one line naming the parameter) for a bad parameter."""
         super().__init__(names.SAFETY_MONITOR_NODE, **kwargs)
@@ -250,12 +253,17 @@ class SafetyMonitorNode(LatchPersistence, MonitorLifecycle, LifecycleNode):
             s.create_subscription(FluidPressure, names.PRESSURE, self._on_pressure, qos.sensor()),
             s.create_service(Stop, names.service_of(self.get_fully_qualified_name(), names.MONITOR_STOP), self._on_stop),
         ]
+        # the inputs whose silence is a trigger: delivered before each check (ros/pending.py)
+        self._watched = [
+            (self.create_subscription(HeaterState, topics.heater_state, self._on_heater, qos.sensor()), self._on_heater),
+            (self.create_subscription(JointState, topics.joint_states, self._on_joints, qos.sensor()), self._on_joints),
+            (self.create_subscription(Heartbeat, names.HEARTBEAT, self._on_heartbeat, qos.heartbeat(lease),
+                                      event_callbacks=SubscriptionEventCallbacks(liveliness=self._on_liveliness)),
+             self._on_heartbeat),
+        ]
         self._entities = [
             self._traj_pub, self._heat_pub, self._status_pub, self._event_pub, self._diag_pub,
-            self.create_subscription(HeaterState, topics.heater_state, self._on_heater, qos.sensor()),
-            self.create_subscription(JointState, topics.joint_states, self._on_joints, qos.sensor()),
-            self.create_subscription(Heartbeat, names.HEARTBEAT, self._on_heartbeat, qos.heartbeat(lease),
-                                     event_callbacks=SubscriptionEventCallbacks(liveliness=self._on_liveliness)),
+            *(sub for sub, _ in self._watched),
             self.create_subscription(Presence, names.PRESENCE, self._on_presence, qos.sensor()),
             # volatile on purpose: matches the executor whether it publishes latched or not
             self.create_subscription(ExecutionStatus, names.EXECUTION_STATUS, self._on_execution, qos.sensor()),
@@ -288,6 +296,7 @@ class SafetyMonitorNode(LatchPersistence, MonitorLifecycle, LifecycleNode):
                 except Exception:  # wrong kind for this destroy_*; try the next
                     continue
         self._entities = []
+        self._watched = []
 
     # -- the stop path --------------------------------------------------------------------
     def _halt(self) -> None:
@@ -386,6 +395,8 @@ class SafetyMonitorNode(LatchPersistence, MonitorLifecycle, LifecycleNode):
         if self._arming:
             self._arm_when_ready()
             return
+        for subscription, callback in self._watched:  # what arrived counts, however late we woke
+            deliver_waiting(subscription, callback)
         now = time.monotonic()
         halt = self.monitor.tick(now)
         if halt or (self.monitor.keep_commanding and now - self._last_recommand >= self._p("recommand_period_s")):
