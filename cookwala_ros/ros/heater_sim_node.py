@@ -52,6 +52,7 @@ from cookwala_ros.ros.device_names import DEVICE_FILE, robot_names
 from cookwala_ros.ros.lockstep import StepParticipant, clock_mode_param
 from cookwala_ros.ros.node_main import run_node
 from cookwala_ros.ros.params import ParameterError, ParamSpec, declare_parameters, reject_invalid
+from cookwala_ros.ros.pending import deliver_waiting
 from cookwala_ros.sim.heater import SimHeater
 from cookwala_ros.sim.sim_time import SimTime
 from cookwala_ros.sim.thermal_model import MEDIA, SOURCE_EFFICIENCY, SensorFault, ThermalConfig, ThermalModel
@@ -261,6 +262,10 @@ class HeaterSimNode(Node):
         silent_s = time.monotonic() - self._last_command
         if silent_s < self._command_timeout_s:
             return
+        if deliver_waiting(self._subscription, self._on_command):  # they came while this process slept
+            silent_s = time.monotonic() - self._last_command
+            if silent_s < self._command_timeout_s:
+                return
         with self._lock:
             self._advance()
             detail = (f"dead-man: no HeaterCommand for {silent_s:.2f} s (command_timeout_s "

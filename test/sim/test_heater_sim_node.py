@@ -232,3 +232,33 @@ def test_safety_hold_zero_disables_the_priority():
         commands.publish(_from("executor", HeaterCommand.MODE_POWER, 700.0))
         assert ros.wait_for(lambda: any(s.power_w == 700.0 for s in states), timeout=2.0)
         assert node.ignored_during_hold == 0
+
+
+def test_commands_that_arrived_while_the_hob_did_not_run_are_not_silence():
+    """rclpy runs a wait's ready timers before its ready subscriptions: a hob process that did not
+    run for longer than its dead-man used to wake into the dead-man and cut a commander that never
+    went quiet (ros/pending.py). Held still here for 0.7 s by spinning it by hand."""
+    from rclpy.executors import SingleThreadedExecutor
+
+    with RosHarness(threads=1) as ros:
+        node = HeaterSimNode(context=ros.context)
+        hob = SingleThreadedExecutor(context=ros.context)
+        hob.add_node(node)
+        try:
+            probe = ros.node("heater_probe")
+            commands = probe.create_publisher(HeaterCommand, "/heater/command", qos.command())
+            assert ros.wait_for_subscribers(commands)
+            with KeepAlive(commands, command(HeaterCommand.MODE_POWER, 1500.0)):
+                end = time.monotonic() + 5.0
+                while node.heater.snapshot().power_w != 1500.0:
+                    assert time.monotonic() < end, "the hob never heated"
+                    hob.spin_once(timeout_sec=0.01)
+                time.sleep(0.7)  # the hob's thread does not run; commands keep coming every 0.1 s
+                end = time.monotonic() + 0.3
+                while time.monotonic() < end:
+                    hob.spin_once(timeout_sec=0.01)
+            assert node.dead_man_cuts == 0
+            assert node.heater.snapshot().power_w == 1500.0
+        finally:
+            hob.shutdown(timeout_sec=1.0)
+            node.destroy_node()
