@@ -31,6 +31,7 @@ from cookwala_ros.ros.lockstep import CLOCK_MODES, StepGate, time_ns
 from cookwala_ros.ros.node_main import run_node
 from cookwala_ros.ros import names, qos
 from cookwala_ros.ros.params import ParameterError, ParamSpec, comma_list, declare_parameters, reject_invalid
+from cookwala_ros.ros.pending import deliver_waiting
 
 NODE_NAME = "sim_clock"
 CLOCK_TOPIC = names.CLOCK
@@ -114,8 +115,8 @@ class SimClockNode(Node):
         self._first_report_at: int | None = None
         self._started = False
         self._published_at = self._resent_at = time.monotonic_ns()
-        self.create_subscription(ClockStep, names.CLOCK_STEP, self._on_report, qos.clock_step_report(depth=100),
-                                 callback_group=group)
+        self._reports = self.create_subscription(ClockStep, names.CLOCK_STEP, self._on_report,
+                                                 qos.clock_step_report(depth=100), callback_group=group)
         self._pace_timer = self.create_timer(1.0, self._on_pace, callback_group=group, clock=steady)
         self._pace_timer.cancel()
         self.create_timer(min(0.05, values["lockstep_grace_s"] / 4), self._on_watch, callback_group=group, clock=steady)
@@ -144,6 +145,7 @@ class SimClockNode(Node):
         self._try_step(now)
 
     def _on_watch(self) -> None:
+        deliver_waiting(self._reports, self._on_report, limit=100)  # a late report is not a silent participant
         now = time.monotonic_ns()
         for who in self.gate.drop_silent(self.t_ns, self._published_at, now):
             self.get_logger().warning(
