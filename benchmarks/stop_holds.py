@@ -71,11 +71,14 @@ def main() -> int:
     try:
         runner.ready()
         print(f"scene up after {time.monotonic() - started:.1f} s", flush=True)
-        for name in inputs:
-            for i in range(args.trials):
-                trials.append(runner.run(name, i))
-                if not args.verbose:
-                    print(f"\r  {name} {i + 1}/{args.trials}   ", end="", file=sys.stderr, flush=True)
+        try:
+            for name in inputs:
+                for i in range(args.trials):
+                    trials.append(runner.run(name, i))
+                    if not args.verbose:
+                        print(f"\r  {name} {i + 1}/{args.trials}   ", end="", file=sys.stderr, flush=True)
+        except AssertionError as exc:  # a spurious stop ends the run: it is a fault, not a retry
+            print(f"\nstopped after {len(trials)} trials: {exc}", flush=True)
         print(file=sys.stderr)
     finally:
         runner.close()
@@ -108,8 +111,7 @@ def main() -> int:
         for t in bad:
             print(f"  {t.line()}")
     if runner.spurious:
-        print(f"\ncooks restarted before the trigger ({len(runner.spurious)}): monitor stopped on its own, or no heat "
-              "with motion:")
+        print(f"\nstops the monitor made on its own, or cooks that did not get going ({len(runner.spurious)}):")
         for why in sorted(set(runner.spurious)):
             print(f"  {runner.spurious.count(why)} x {why}")
     print(f"\n{len(trials)} trials in {time.monotonic() - started:.0f} s wall")

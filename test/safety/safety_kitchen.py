@@ -249,28 +249,24 @@ def rearm(probe):
     probe.wait_state("armed")
 
 
-def _drive_once(probe, direction: int) -> bool:
+def drive(probe, direction: int):
+    """Armed, with the arm sweeping its base joint at full speed and the heater at full power.
+
+    A stop the monitor makes on its own meanwhile is a failure to find, never retried (issue 22).
+    """
     probe.heat(2000.0)
     probe.move_joint("shoulder_pan_joint", 2.5 * direction, seconds=0.5)
     end = time.monotonic() + 5.0
     while time.monotonic() < end:
+        status = probe.status()
+        assert status.state_label == "armed", \
+            f"the monitor stopped on its own while the test drove the kitchen: {status.last_trigger}: " \
+            f"{status.last_trigger_detail}"
         if max_speed(probe.last_joints()[1]) > 1.5 and probe.last_heater().power_w > 1000.0:
-            return probe.status().state_label == "armed"
-        time.sleep(0.01)
-    return False
-
-
-def drive(probe, direction: int):
-    """Armed, with the arm sweeping its base joint at full speed and the heater at full power.
-
-    On a heavily loaded machine the monitor may stop on its own first (e.g. a heater state that
-    came late): that is a correct stop, not the one under test, so re-arm and try again.
-    """
-    for _ in range(3):
-        if _drive_once(probe, direction):
             return
-        rearm(probe)
-    raise AssertionError(f"could not get the arm moving while armed (last trigger {probe.status().last_trigger})")
+        time.sleep(0.01)
+    raise AssertionError(f"the arm not at full speed with the heater at full power within 5 s "
+                         f"(last joint state {probe.last_joints()}, last heater state {probe.last_heater()})")
 
 
 def check_stop(probe, t_trigger: float, trigger: str, extra_s: float = 0.0, fault_ok: bool = False):
