@@ -4,10 +4,14 @@ rclpy runs a wait's ready timers before its ready subscriptions, so a monitor pr
 run for longer than its lease used to wake into its check timer first and call a live executor's
 heartbeat (and a live hob's state) lost, with the fresh messages still waiting in their
 subscriptions: a spurious stop on every loaded host. Here the monitor runs in this process on an
-executor the test spins by hand, so it can be held still for 0.7 s (longer than the 0.3 s lease
-and the 0.5 s heater-state timeout) while the stand-in executor keeps beating and the hob keeps
+executor the test spins by hand, so it can be held still for longer than its lease and its
+heater- and joint-state timeouts while the stand-in executor keeps beating and the hob keeps
 heating; when it runs again it must stay armed. The second test is the other side: a heartbeat
 that really stopped is still a heartbeat loss after the same pause.
+
+The subject is the order of reading and judging, not the device's margins: the lease and the
+timeouts are 2 s here, so a stand-in thread that a loaded host holds up for a few hundred
+milliseconds is not a heartbeat loss of its own.
 """
 
 from __future__ import annotations
@@ -26,7 +30,8 @@ from cookwala_ros.ros.heater_sim_node import HeaterSimNode
 from cookwala_ros.ros.safety_monitor_node import SafetyMonitorNode
 from ros_helpers import RosHarness
 
-PAUSE_S = 0.7  # longer than the lease (0.3 s) and the heater-state timeout (0.5 s)
+LEASE_S = 2.0  # the heartbeat lease and the heater/joint state timeouts of this monitor
+PAUSE_S = 2.5  # longer than all of them
 
 
 class StandIn:
@@ -35,7 +40,7 @@ class StandIn:
     def __init__(self, ros: RosHarness):
         self.node = ros.node("starved_monitor_stand_in")
         self.beating = True
-        self._beats = self.node.create_publisher(Heartbeat, names.HEARTBEAT, qos.heartbeat(0.3))
+        self._beats = self.node.create_publisher(Heartbeat, names.HEARTBEAT, qos.heartbeat(LEASE_S))
         self._heat = self.node.create_publisher(HeaterCommand, "/heater/command", qos.command())
         self.node.create_timer(0.1, self._tick, clock=Clock(clock_type=ClockType.STEADY_TIME))
 
@@ -52,10 +57,12 @@ class StandIn:
 def starved(tmp_path):
     with RosHarness(threads=2) as ros:
         ros.add(ArmSimNode(context=ros.context))
-        ros.add(HeaterSimNode(context=ros.context))
+        ros.add(HeaterSimNode(context=ros.context, parameter_overrides=[Parameter("command_timeout_s", value=0.0)]))
         stand_in = StandIn(ros)
         monitor = SafetyMonitorNode(context=ros.context, parameter_overrides=[
-            Parameter("state_dir", value=str(tmp_path)), Parameter("autostart", value=False)])
+            Parameter("state_dir", value=str(tmp_path)), Parameter("autostart", value=False),
+            *(Parameter(name, value=LEASE_S) for name in ("heartbeat_lease_s", "heater_state_timeout_s",
+                                                          "joint_state_timeout_s"))])
         spinner = SingleThreadedExecutor(context=ros.context)
         spinner.add_node(monitor)
         spinner.add_node(monitor.stop_inputs)
@@ -73,7 +80,8 @@ def starved(tmp_path):
                     f"plant active: {monitor.monitor.plant_active!r}"
                 spin_for(0.05)
             spin_for(0.5)  # a few heartbeats and checks while running normally
-            assert monitor.monitor.state == "armed", monitor.monitor.arbiter.active_triggers
+            episode = monitor.monitor.arbiter.episode
+            assert monitor.monitor.state == "armed", f"{episode.trigger}: {episode.detail}"
             yield monitor, stand_in, spin_for
         finally:
             spinner.shutdown(timeout_sec=1.0)

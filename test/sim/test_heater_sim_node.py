@@ -237,11 +237,13 @@ def test_safety_hold_zero_disables_the_priority():
 def test_commands_that_arrived_while_the_hob_did_not_run_are_not_silence():
     """rclpy runs a wait's ready timers before its ready subscriptions: a hob process that did not
     run for longer than its dead-man used to wake into the dead-man and cut a commander that never
-    went quiet (ros/pending.py). Held still here for 0.7 s by spinning it by hand."""
+    went quiet (ros/pending.py). Held still here for longer than its dead-man by spinning it by hand;
+    the dead-man is 2 s, so a keep-alive thread that a loaded host holds up for a moment is not
+    silence of its own."""
     from rclpy.executors import SingleThreadedExecutor
 
     with RosHarness(threads=1) as ros:
-        node = HeaterSimNode(context=ros.context)
+        node = HeaterSimNode(context=ros.context, parameter_overrides=[Parameter("command_timeout_s", value=2.0)])
         hob = SingleThreadedExecutor(context=ros.context)
         hob.add_node(node)
         try:
@@ -253,7 +255,7 @@ def test_commands_that_arrived_while_the_hob_did_not_run_are_not_silence():
                 while node.heater.snapshot().power_w != 1500.0:
                     assert time.monotonic() < end, "the hob never heated"
                     hob.spin_once(timeout_sec=0.01)
-                time.sleep(0.7)  # the hob's thread does not run; commands keep coming every 0.1 s
+                time.sleep(2.5)  # the hob's thread does not run; commands keep coming every 0.1 s
                 end = time.monotonic() + 0.3
                 while time.monotonic() < end:
                     hob.spin_once(timeout_sec=0.01)
