@@ -126,6 +126,7 @@ def _rfc3339_now() -> str:
 
 class SafetyMonitorNode(LatchPersistence, MonitorLifecycle, LifecycleNode):
     _watched: list = []  # (subscription, callback) of the inputs whose silence is a trigger
+    _reported_heartbeat = ""  # the executor heartbeat label of the last status published
 
     def __init__(self, argv: list[str] | None = None, **kwargs) -> None:
         """Raises ParameterError (one line naming the parameter) for a bad parameter."""
@@ -479,16 +480,17 @@ class SafetyMonitorNode(LatchPersistence, MonitorLifecycle, LifecycleNode):
             while monitor.outbox:
                 item = monitor.outbox.pop(0)
                 self._incident(item)
-            if force or monitor.arbiter.changes != self._reported_changes:
-                self._reported_changes = monitor.arbiter.changes
-                self._status_pub.publish(status_msg(monitor, self.get_clock().now().to_msg(), self._trigger_ros_time,
-                                                    self._waiting))
-                self._persist_latch()
             now = time.monotonic()
+            heartbeat = monitor.heartbeat_label(now)
+            if force or monitor.arbiter.changes != self._reported_changes or heartbeat != self._reported_heartbeat:
+                self._reported_changes, self._reported_heartbeat = monitor.arbiter.changes, heartbeat
+                self._status_pub.publish(status_msg(monitor, self.get_clock().now().to_msg(), self._trigger_ros_time,
+                                                    self._waiting, heartbeat))
+                self._persist_latch()
             if force and now - self._last_diag >= 1.0:
                 self._last_diag = now
                 self._diag_pub.publish(diagnostics(monitor, self.get_clock().now().to_msg(), self._p("device_id"),
-                                                   self._waiting))
+                                                   self._waiting, heartbeat))
         except Exception as exc:  # reporting must never break the stop path
             self.get_logger().error(f"reporting failed: {exc!r}")
 

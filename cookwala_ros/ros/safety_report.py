@@ -25,13 +25,16 @@ def _triggers(monitor: Monitor, waiting: list[str] | None) -> list[str]:
     return monitor.arbiter.active_triggers + (list(waiting or []) if monitor.state == "unconfigured" else [])
 
 
-def status_msg(monitor: Monitor, stamp: Time, trigger_at: Time | None, waiting: list[str] | None = None) -> SafetyStatus:
-    """The latched /cookwala/safety/status; `trigger_at` is the ROS time of the last trigger."""
+def status_msg(monitor: Monitor, stamp: Time, trigger_at: Time | None, waiting: list[str] | None = None,
+               heartbeat: str = "") -> SafetyStatus:
+    """The latched /cookwala/safety/status; `trigger_at` is the ROS time of the last trigger,
+    `heartbeat` the executor's heartbeat as heard now (Monitor.heartbeat_label)."""
     arbiter = monitor.arbiter
     ep = arbiter.episode
     msg = SafetyStatus(stamp=stamp, state=STATE_CODES[arbiter.state], state_label=arbiter.state,
                        active_limit_ids=[limit["id"] for limit in monitor.limits],
-                       limits_pack_id=monitor.pack["id"], active_triggers=_triggers(monitor, waiting))
+                       limits_pack_id=monitor.pack["id"], active_triggers=_triggers(monitor, waiting),
+                       executor_heartbeat=heartbeat)
     msg.last_halt_command_latency_s = msg.last_standstill_latency_s = msg.last_heat_off_latency_s = math.nan
     if ep is not None:
         msg.last_trigger, msg.last_trigger_detail = ep.trigger, ep.detail
@@ -45,11 +48,12 @@ def status_msg(monitor: Monitor, stamp: Time, trigger_at: Time | None, waiting: 
     return msg
 
 
-def diagnostics(monitor: Monitor, stamp: Time, device_id: str, waiting: list[str] | None = None) -> DiagnosticArray:
+def diagnostics(monitor: Monitor, stamp: Time, device_id: str, waiting: list[str] | None = None,
+                heartbeat: str = "") -> DiagnosticArray:
     arbiter = monitor.arbiter
     ep = arbiter.episode
     triggers = _triggers(monitor, waiting)
-    values = {"state": arbiter.state, "active_triggers": ",".join(triggers),
+    values = {"state": arbiter.state, "active_triggers": ",".join(triggers), "executor_heartbeat": heartbeat,
               "pack": monitor.pack["id"], "fault": "; ".join(arbiter.fault_reasons),
               "motion_deadline_s": f"{arbiter.motion_deadline_s:g}", "heat_deadline_s": f"{arbiter.heat_deadline_s:g}"}
     if ep is not None:

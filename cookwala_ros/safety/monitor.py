@@ -275,6 +275,15 @@ class Monitor:
         if self.executor_presence is not None:
             self.executor_presence.heartbeat(sender)
 
+    def heartbeat_label(self, now: float) -> str:
+        """The executor's heartbeat as heard now: "live", "lapsed" (heard before, not within the
+        lease, or its liveliness lost) or "none" (never, or it said goodbye)."""
+        if not self._hb_seen or self._hb_rx is None:
+            return "none"
+        if self._liveliness_lost or now - self._hb_rx > self.config.heartbeat_lease_s:
+            return "lapsed"
+        return "live"
+
     def on_executor_graph(self, present: bool, now: float) -> bool:
         """Whether the expected executor node is in the ROS graph now (checked at ~2 Hz)."""
         if self.executor_presence is None:

@@ -138,6 +138,7 @@ class RobotWatch:
         status = self.status
         assert status.state_label == "armed", f"{self.namespace or '/'}: the monitor stopped on its own before " \
             f"cooking: {status.state_label} after {status.last_trigger}: {status.last_trigger_detail}"
+        self.wait(lambda: self.status.executor_heartbeat == "live", timeout, "the monitor hearing the executor's heartbeat")
 
     # -- the monitor's services ----------------------------------------------------------------
     def _call(self, client, request, timeout: float = 20.0):

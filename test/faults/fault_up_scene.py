@@ -184,6 +184,8 @@ class Watcher:
                   "a configured, active safety monitor")
         assert self.state_label == "armed", f"the safety monitor stopped on its own before cooking " \
             f"(monitor {self.describe_status()})"
+        self.wait(lambda: self.status.executor_heartbeat == "live", timeout,
+                  "the monitor hearing the executor's heartbeat")
 
     @property
     def state_label(self) -> str:

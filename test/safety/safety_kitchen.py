@@ -253,7 +253,11 @@ def drive(probe, direction: int):
     """Armed, with the arm sweeping its base joint at full speed and the heater at full power.
 
     A stop the monitor makes on its own meanwhile is a failure to find, never retried (issue 22).
+    It starts once the monitor hears the stand-in executor's heartbeat: heat and motion before that
+    are rightly a stop (a sender process still starting on a loaded host).
     """
+    probe.wait_for(lambda: (s := probe.status()) and s.executor_heartbeat == "live", 30.0,
+                   "the monitor hearing the executor's heartbeat")
     probe.heat(2000.0)
     probe.move_joint("shoulder_pan_joint", 2.5 * direction, seconds=0.5)
     end = time.monotonic() + 5.0
