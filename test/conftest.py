@@ -52,18 +52,29 @@ def repo_root() -> pathlib.Path:
     return REPO
 
 
-# The heavy tests: whole kitchen scenes (a 200 Hz /clock, sims, executor, monitor) and the colcon
-# build. `make test` runs xdist with `--dist loadgroup`, so one worker runs these one after the
-# other: two never share the 2 cores, and the real-time stop bounds they assert are measured on a
-# busy host, not a starved one.
-HEAVY = ("faults/", "foundation/test_colcon_workspace.py")
+# The heavy tests: whole kitchen scenes (a /clock, sims, executor, monitor), two robots at once and
+# the colcon build. One worker runs these one after the other, so two of them never share the 2
+# cores and the real-time stop bounds they assert are measured on a busy host, not a starved one.
+HEAVY = ("faults/", "foundation/test_colcon_workspace.py", "bringup/test_two_robots.py",
+         "bringup/test_robot_device_file.py")
 
 
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        try:
-            where = item.path.relative_to(REPO / "test").as_posix()
-        except ValueError:
-            continue
-        if where.startswith(HEAVY):
-            item.add_marker(pytest.mark.xdist_group("heavy"))
+def work_unit(nodeid: str) -> str:
+    """What xdist hands a worker as one unit: every heavy test together, else a whole module (so
+    a module's scene fixture starts once, on one worker, never twice at the same time)."""
+    path = nodeid.split("::", 1)[0]
+    where = path[len("test/"):] if path.startswith("test/") else path
+    return "heavy" if where.startswith(HEAVY) else path
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """Our own grouping instead of `--dist loadgroup`: pytest 9 derives `nodeid` from `_id`, so
+    xdist 3.8's loadgroup (which rewrites `item._nodeid`) groups nothing, and heavy scenes ran on
+    both workers at once. The unit is decided from the test's path alone (`work_unit`)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class HeavyTogether(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid)
+
+    return HeavyTogether(config, log)
