@@ -88,6 +88,7 @@ class _Observer:
         self._pub = self.node.create_publisher(Presence, names.PRESENCE, qos.sensor())
         self.node.create_subscription(HeaterState, heater_state or names.HEATER_STATE, self._on_heater, qos.sensor())
         self.safety_label = ""  # the safety monitor's state, once it has said it
+        self.executor_heartbeat = ""  # whether that monitor hears the executor (live | lapsed | none)
         self.node.create_subscription(SafetyStatus, names.SAFETY_STATUS, self._on_safety, qos.latched())
         self.node.create_timer(0.2, self._publish)
         self.executor = SingleThreadedExecutor(context=self.context)
@@ -111,6 +112,7 @@ class _Observer:
 
     def _on_safety(self, msg) -> None:
         self.safety_label = msg.state_label
+        self.executor_heartbeat = msg.executor_heartbeat
 
     def _on_heater(self, msg) -> None:
         with self._lock:
@@ -267,14 +269,17 @@ class LiveKitchen:
                 raise KitchenError(exit_.describe())  # a test kitchen short of a node is no kitchen
             try:
                 r = httpx.get(self.base_url + "/v1/capabilities", timeout=1.0)
-                armed = not self.with_safety_monitor or self.observer.safety_label == "armed"
+                # armed, and hearing this executor: heat before that would rightly be a stop
+                armed = not self.with_safety_monitor or (self.observer.safety_label == "armed"
+                                                         and self.observer.executor_heartbeat == "live")
                 if r.status_code == 200 and self.observer.last_state is not None and armed:
                     if self.with_safety_monitor:
                         time.sleep(0.5)  # the executor reads the same latched status: let it arrive there too
                     return
                 last = (f"HTTP {r.status_code}" if r.status_code != 200 else "no /heater/state yet"
                         if self.observer.last_state is None else
-                        f"safety monitor not armed yet ({self.observer.safety_label or 'no status'})")
+                        f"safety monitor not armed and hearing the executor yet ({self.observer.safety_label or 'no status'}, "
+                        f"executor heartbeat {self.observer.executor_heartbeat or '?'})")
                 if r.status_code == 200 and self.observer.safety_label in ("stopped", "fault"):
                     # it stopped while the scene came up (a node slow to start on a busy host): the
                     # person in the kitchen resets it locally, as after any stop
