@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-# The heavy tests: whole kitchen scenes (a /clock, sims, executor, monitor), two robots at once and
-# the colcon build. One worker runs these one after the other, so two of them never share the 2
-# cores and the real-time stop bounds they assert are measured on a busy host, not a starved one.
+# The heavy tests: whole kitchen scenes (a /clock, sims, executor, monitor), two robots at once,
+# lock-step cooks (they run as fast as the CPU lets them) and the colcon build. One worker runs
+# these one after the other, so two of them never share the 2 cores and the real-time stop bounds
+# they assert are measured on a busy host, not a starved one.
 HEAVY = ("faults/", "foundation/test_colcon_workspace.py", "bringup/test_two_robots.py",
-         "bringup/test_robot_device_file.py")
+         "bringup/test_robot_device_file.py", "executor/test_executor_node.py", "sim/test_simmer_at_speed.py")
 
 
 def work_unit(nodeid: str) -> str:

@@ -45,9 +45,11 @@ def drive_to_end(ros, client: Client, result_future, execution_of, timeout: floa
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(180)
+@pytest.mark.timeout(420)
 def test_sample_soup_completes_through_the_action(library, soup):
-    # lock-step: the clock waits for the sims and the executor's tick, at most 150x real time
+    # lock-step: the clock waits for the sims and the executor's tick, at most 150x real time. The
+    # cook is the same at any load; only its wall time is not (62 s idle, 158 s beside the colcon
+    # build), so the wall-clock limits here only catch a hang.
     procs = start_kitchen(real_time_factor=150.0, data_dir=library, clock="lockstep")
     procs.append(start_executor(library, clock_mode="lockstep"))
     try:
@@ -63,7 +65,7 @@ def test_sample_soup_completes_through_the_action(library, soup):
             def execution_id() -> str:
                 return next(s.id for s in client.statuses if s.request == request["id"])
 
-            drive_to_end(ros, client, result_future, execution_id, timeout=150)
+            drive_to_end(ros, client, result_future, execution_id, timeout=360)
             assert result_future.done(), f"not finished; last feedback {client.feedback[-1] if client.feedback else None}"
             result = result_future.result().result
             assert result.state == "completed", result

@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections import deque
@@ -43,13 +44,32 @@ def ros_args(params: dict) -> list[str]:
 
 
 def start_node(module: str, params: dict | None = None, env: dict | None = None, log=None) -> subprocess.Popen:
-    """`module`.main() in its own process (the way its console script runs it)."""
+    """`module`.main() in its own process (the way its console script runs it). Its output goes to
+    a temporary file (`proc.log_path`) unless `log` is given, so a failure can show it (`tails`)."""
     code = f"import sys; from {module} import main; sys.exit(main())"
     if log is None and os.environ.get("COOKWALA_TEST_NODE_LOGS"):  # debugging: keep each node's output
         log = open(os.path.join(os.environ["COOKWALA_TEST_NODE_LOGS"], module.rsplit(".", 1)[-1] + ".log"), "a")
-    return subprocess.Popen([sys.executable, "-c", code, *ros_args(params or {})],
-                            env={**os.environ, **(env or {})}, stdout=log or subprocess.DEVNULL,
-                            stderr=subprocess.STDOUT if log else subprocess.DEVNULL)
+    path = None
+    if log is None:
+        log = tempfile.NamedTemporaryFile("w", prefix=module.rsplit(".", 1)[-1] + "-", suffix=".log", delete=False)
+        path = log.name
+    proc = subprocess.Popen([sys.executable, "-c", code, *ros_args(params or {})],
+                            env={**os.environ, **(env or {})}, stdout=log, stderr=subprocess.STDOUT)
+    proc.log_path = path
+    return proc
+
+
+def tails(procs: dict, lines: int = 15) -> str:
+    """Each process's exit code and the last lines of its output: for a failure message."""
+    out = []
+    for name, proc in procs.items():
+        text = ""
+        path = getattr(proc, "log_path", None)
+        if path and os.path.exists(path):
+            with open(path, encoding="utf-8", errors="replace") as f:
+                text = "".join(f.readlines()[-lines:])
+        out.append(f"--- {name}: exit code {proc.poll()}\n{text}")
+    return "\n".join(out)
 
 
 def start_script(name: str, env: dict | None = None, args: tuple[str, ...] = ()) -> subprocess.Popen:

@@ -17,7 +17,7 @@ import pytest
 rclpy = pytest.importorskip("rclpy")
 
 from cookwala_msgs.srv import ResetSafety, Stop  # noqa: E402
-from safety_kitchen import Probe, check_stop, drive, rearm, start_node, start_script, stop_processes  # noqa: E402
+from safety_kitchen import Probe, check_stop, drive, rearm, start_node, start_script, stop_processes, tails  # noqa: E402
 
 MONITOR_PARAMS = {"heater_state_timeout_s": 0.5, "activation_timeout_s": 20.0}
 
@@ -39,7 +39,10 @@ def kitchen():
     }
     probe = Probe()
     try:
-        probe.wait_state("armed", timeout=30.0)
+        try:
+            probe.wait_state("armed", timeout=30.0)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}\n{tails(procs)}") from None
         probe.wait_for(probe.last_joints, 10.0, "joint states")
         probe.wait_for(probe.last_heater, 10.0, "heater state")
         yield probe, procs
