@@ -333,3 +333,16 @@ def test_the_shipped_device_file_lists_every_monitor_setting_with_its_default(re
         spec.name: spec.default for spec in SPECS if spec.name not in shared}
     for spec in SPECS:
         assert spec.problem(spec.default) is None, spec.name
+
+
+def test_the_status_says_whether_the_executor_is_heard():
+    m = make()
+    assert m.heartbeat_label(0.0) == "none"
+    m.on_heartbeat(1.0, "/executor", "idle")
+    assert m.heartbeat_label(1.0 + LEASE - 0.01) == "live"
+    assert m.heartbeat_label(1.0 + LEASE + 0.01) == "lapsed"
+    m.on_heartbeat(2.0, "/executor", "idle")
+    m.on_liveliness(False, 2.05)
+    assert m.heartbeat_label(2.05) == "lapsed"  # its liveliness lease expired: not live, however recent
+    m.on_heartbeat(3.0, "/executor", "offline")
+    assert m.heartbeat_label(3.0) == "none"  # a goodbye: nobody guards, and nothing was lost
