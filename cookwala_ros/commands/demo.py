@@ -41,6 +41,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet-nodes", action="store_true", help="hide the nodes' own log lines")
     parser.add_argument("--recipe", nargs="?", const="", metavar="FILE",
                         help="cook a recipe (default: the sample soup) through the executor's HTTP API")
+    parser.add_argument("--clock", choices=("lockstep", "rtf"), default="lockstep",
+                        help="with --recipe: lockstep (default; the same cook at any load, --rtf is its ceiling) "
+                             "or rtf (/clock = wall time x --rtf)")
 
 
 def _default_tour() -> tuple[str, ...]:
@@ -63,7 +66,8 @@ def run(args) -> int:
 
         output = args.output or output_path(None).with_name("recipe.png")
         return run_recipe_demo(rtf=args.rtf if args.rtf and args.rtf != DEFAULT_RTF else 50.0,
-                               recipe=args.recipe or None, output=output, quiet_nodes=args.quiet_nodes)
+                               recipe=args.recipe or None, output=output, quiet_nodes=args.quiet_nodes,
+                               clock=args.clock)
     return run_tour(args)
 
 

@@ -185,10 +185,11 @@ class LiveKitchen:
                  disabled_sensors: str = "", person_present: bool = True, quiet: bool = True,
                  output: TextIO | None = None, startup_timeout_s: float = 60.0, with_safety_monitor: bool = True,
                  state_dir: str | os.PathLike | None = None, scene_args: dict | None = None,
-                 namespace: str = "", with_clock: bool = True):
+                 namespace: str = "", with_clock: bool = True, clock: str = "rtf"):
         from cookwala_ros.http.server import free_port
 
-        self.rtf = float(rtf)
+        self.rtf = float(rtf)  # lock-step: the ceiling
+        self.clock = clock  # "rtf" (/clock = wall x rtf) or "lockstep" (the same cook at any load)
         self.recipes = [pathlib.Path(r) for r in recipes] or [resources.share_path("examples", "recipes", SOUP)]
         self._own_dir = data_dir is None
         self.data_dir = pathlib.Path(data_dir or tempfile.mkdtemp(prefix="cookwala-kitchen-"))
@@ -221,7 +222,7 @@ class LiveKitchen:
             "http_port": self.http_port, "data_dir": str(self.data_dir), "device_file": self.device_file,
             "disabled_sensors": self.disabled_sensors, "medium_sensor_fault": self.medium_sensor_fault,
             "state_dir": str(self.state_dir), "namespace": self.namespace, "with_clock": self.with_clock,
-            **self.scene_args}
+            "clock": self.clock, **self.scene_args}
 
     def process_specs(self) -> list[ProcessSpec]:
         manifest = bringup.load_manifest(SCENE)
@@ -356,9 +357,11 @@ def write_plot(log: dict, output: pathlib.Path) -> bool:
 
 def run_recipe_demo(*, rtf: float = 50.0, recipe: str | os.PathLike | None = None,
                     output: str | os.PathLike = "out/demo/recipe.png", quiet_nodes: bool = True,
-                    out: TextIO | None = None, timeout_s: float = 900.0, with_safety_monitor: bool = True) -> int:
+                    out: TextIO | None = None, timeout_s: float = 900.0, with_safety_monitor: bool = True,
+                    clock: str = "lockstep") -> int:
     """Bring up the kitchen, cook `recipe` (default: the sample soup) over HTTP, print the log
-    summary and write the plot. Returns 0 when the execution completed, 1 otherwise."""
+    summary and write the plot. Returns 0 when the execution completed, 1 otherwise. In lock-step
+    (the default) the cook is the same on a busy machine as on an idle one; `rtf` is its ceiling."""
     from cookwala_ros.http.demo_client import DemoClientError, cook, log_summary
 
     out = out or sys.stdout
@@ -370,10 +373,11 @@ def run_recipe_demo(*, rtf: float = 50.0, recipe: str | os.PathLike | None = Non
         out.flush()
 
     monitor = ", safety monitor" if with_safety_monitor else ""
-    say(f"starting the {SCENE} scene at real-time factor {rtf:g} (sim clock, arm, heater, executor{monitor})")
+    pace = f"in lock-step, at most {rtf:g}x real time" if clock == "lockstep" else f"at real-time factor {rtf:g}"
+    say(f"starting the {SCENE} scene {pace} (sim clock, arm, heater, executor{monitor})")
     started = time.monotonic()
     try:
-        with LiveKitchen(rtf=rtf, recipes=[recipe_path], quiet=quiet_nodes,
+        with LiveKitchen(rtf=rtf, recipes=[recipe_path], quiet=quiet_nodes, clock=clock,
                          with_safety_monitor=with_safety_monitor) as kitchen:
             say(f"executor HTTP API up at {kitchen.base_url} after {time.monotonic() - started:.1f} s; "
                 f"cooking {document['id']} ({recipe_path.name})")

@@ -75,14 +75,23 @@ class Watcher:
     def sensor_failures(self) -> list[dict]:
         return [e for e in self.snapshot()[1] if e["data"].get("incident") == "cw.incident.sensor_failure"]
 
-    def wait(self, predicate, timeout_s: float, what: str):
+    def wait(self, predicate, timeout_s: float, what: str, explain=None):
+        """Until `predicate()` is truthy; a timeout says what the hob and the events showed, and
+        `explain()` (e.g. the execution's status) if given."""
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             found = predicate()
             if found:
                 return found
             time.sleep(0.05)
-        raise AssertionError(f"not within {timeout_s:g} s: {what}")
+        states, events = self.snapshot()
+        context = f"{len(states)} heater states, the last {states[-3:]}; events {[e['type'] for e in events][-8:]}"
+        if explain is not None:
+            try:
+                context += f"; {explain()}"
+            except Exception as exc:  # noqa: BLE001 - the explanation must not hide the failure
+                context += f"; (no explanation: {exc!r})"
+        raise AssertionError(f"not within {timeout_s:g} s: {what} ({context})")
 
     def close(self) -> None:
         self.executor.shutdown()

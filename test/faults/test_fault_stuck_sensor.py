@@ -22,7 +22,7 @@ import pytest
 
 from cookwala_ros.core import plausibility
 from cookwala_ros.core.heat_model import ThermalParams
-from sensor_fault_watch import REPO, Watcher, log, start, wait_state
+from sensor_fault_watch import REPO, Watcher, log, start, status, wait_state
 
 WATER = REPO / "test" / "e2e" / "data" / "recipes" / "e2e-water-simmer.cookwala.json"  # 500 ml
 CHIPS = REPO / "examples" / "recipes" / "chips-deep-fry.cookwala.json"  # 1 l oil + 300 g potato
@@ -46,6 +46,15 @@ def _start_when_armed(base_url: str, path, key: str) -> dict:
             if time.monotonic() > deadline:
                 raise
             time.sleep(1.0)
+
+
+def _execution(base_url: str, run: dict):
+    """What the execution says now, for a failure message."""
+    def explain() -> str:
+        now = status(base_url, run["id"])
+        return (f"execution {run['id']} {now.get('state')} at {now.get('node')} {now.get('op')}: "
+                f"{now.get('x-cookwala-ros-reason') or now.get('refusal') or ''}")
+    return explain
 
 
 def _heat_cut_after(states, t_from: float):
@@ -84,10 +93,10 @@ def test_a_liquid_sensor_stuck_at_20_degC_cuts_the_simmer_with_a_sensor_failure(
                      with_safety_monitor=False) as kitchen:
         run = _start_when_armed(kitchen.base_url, WATER, "fault-stuck-liquid")
         first_on = watcher.wait(lambda: next((s for s in watcher.snapshot()[0] if s[2] > 0), None), 60.0,
-                                "the hob heating")
+                                "the hob heating", _execution(kitchen.base_url, run))
         bound = _bound_s("water", 0.5)
         cut = watcher.wait(lambda: _heat_cut_after(watcher.snapshot()[0], first_on[0]),
-                           (bound + 30.0) / RTF + 30.0, "the heat cut")
+                           (bound + 30.0) / RTF + 30.0, "the heat cut", _execution(kitchen.base_url, run))
         incident = watcher.wait(watcher.sensor_failures, 10.0, "a cw.incident.sensor_failure event")
         detect_s = cut[0] - first_on[0]
         print(f"\nstuck liquid sensor: heat cut {detect_s:.1f} s (sim) after heating began; bound {bound:.1f} s "
@@ -108,12 +117,12 @@ def test_an_oil_sensor_stuck_at_45_degC_cuts_the_deep_fry_with_a_sensor_failure(
     with LiveKitchen(rtf=RTF, recipes=[CHIPS], startup_timeout_s=90.0, with_safety_monitor=False) as kitchen:
         run = _start_when_armed(kitchen.base_url, CHIPS, "fault-stuck-oil")
         warm = watcher.wait(lambda: next((s for s in watcher.snapshot()[0] if s[2] > 0 and s[3] >= 45.0), None),
-                            120.0, "the oil reading 45 °C")
+                            120.0, "the oil reading 45 °C", _execution(kitchen.base_url, run))
         before = watcher.snapshot()[0][-1]  # the sensor sticks after this state
         kitchen.set_parameter("heater_sim", "fault.medium_sensor", "stuck")
         bound = _bound_s("oil", 1.3)
         cut = watcher.wait(lambda: _heat_cut_after(watcher.snapshot()[0], before[0]),
-                           (bound + 30.0) / RTF + 30.0, "the heat cut")
+                           (bound + 30.0) / RTF + 30.0, "the heat cut", _execution(kitchen.base_url, run))
         incident = watcher.wait(watcher.sensor_failures, 10.0, "a cw.incident.sensor_failure event")
         detect_s = cut[0] - before[0]
         stuck_at = watcher.snapshot()[0][-1][3]
