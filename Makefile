@@ -3,8 +3,8 @@ SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
-# xdist workers: the suite runs real ROS nodes, so two per core at most. test/conftest.py gives
-# xdist its work units: a module each, the heavy tests (HEAVY) together on one worker.
+# xdist workers: the suite runs real ROS nodes, so two per core at most. `loadgroup` keeps the
+# heavy tests (test/conftest.py HEAVY) on one worker, one after the other.
 TEST_WORKERS ?= 2
 
 .PHONY: setup demo test clean
@@ -23,7 +23,7 @@ test: setup
 	        ROS_LOG_DIR=$$(mktemp -d -t cookwala-roslog.XXXXXX); \
 	  unset ROS_LOCALHOST_ONLY; \
 	  echo "[test] ROS_DOMAIN_ID base $$COOKWALA_TEST_DOMAIN_BASE, logs in $$ROS_LOG_DIR"; \
-	  $(PY) -m pytest -n $(TEST_WORKERS) --dist loadscope $(PYTEST_ARGS)
+	  $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 clean:
 	rm -rf build install log .pytest_cache

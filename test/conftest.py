@@ -14,7 +14,6 @@ import tempfile
 import pytest
 
 from spec_location import SKIP_MESSAGE, spec_dir_or_none
-from work_units import work_unit
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 
@@ -53,14 +52,18 @@ def repo_root() -> pathlib.Path:
     return REPO
 
 
-def pytest_xdist_make_scheduler(config, log):
-    """Our own grouping instead of `--dist loadgroup`: pytest 9 derives `nodeid` from `_id`, so
-    xdist 3.8's loadgroup (which rewrites `item._nodeid`) groups nothing, and heavy scenes ran on
-    both workers at once. The unit is decided from the test's path alone (`work_unit`)."""
-    from xdist.scheduler import LoadScopeScheduling
+# The heavy tests: whole kitchen scenes (a 200 Hz /clock, sims, executor, monitor) and the colcon
+# build. `make test` runs xdist with `--dist loadgroup`, so one worker runs these one after the
+# other: two never share the 2 cores, and the real-time stop bounds they assert are measured on a
+# busy host, not a starved one.
+HEAVY = ("faults/", "foundation/test_colcon_workspace.py")
 
-    class HeavyTogether(LoadScopeScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            return work_unit(nodeid)
 
-    return HeavyTogether(config, log)
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        try:
+            where = item.path.relative_to(REPO / "test").as_posix()
+        except ValueError:
+            continue
+        if where.startswith(HEAVY):
+            item.add_marker(pytest.mark.xdist_group("heavy"))
