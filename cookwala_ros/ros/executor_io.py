@@ -69,6 +69,7 @@ from cookwala_ros.ros import names, qos
 from cookwala_ros.robot.joint_trajectory import HaltPlan, HoldBuilder
 from cookwala_ros.ros.convert import MEDIUM_SENSORS, halt_trajectory_msg
 from cookwala_ros.ros.monitor_watch import MonitorWatch
+from cookwala_ros.ros.pending import deliver_waiting
 
 SOURCE = "executor"  # HeaterCommand.source of the executor's own commands
 UNGUARDED = "none"  # safety_monitor_node parameter value: run without a monitor whatever the device file says
@@ -145,7 +146,8 @@ class DeviceIO:
         node.create_subscription(JointState, topics.joint_states, self._on_joints, qos.sensor(), callback_group=group)
         node.create_subscription(Presence, names.PRESENCE, self._on_presence, qos.sensor(), callback_group=group)
         guard_group = guard_group or group
-        node.create_subscription(SafetyStatus, names.SAFETY_STATUS, self._on_safety, qos.latched(), callback_group=guard_group)
+        self._safety_sub = node.create_subscription(SafetyStatus, names.SAFETY_STATUS, self._on_safety, qos.latched(),
+                                                    callback_group=guard_group)
         node.create_subscription(HeaterCommand, topics.heater_command, self._on_heater_command,
                                  qos.command(), callback_group=group)
         self.safety_stop = (node.create_client(Stop, names.service_of(monitor, names.MONITOR_STOP), callback_group=group)
@@ -242,6 +244,9 @@ class DeviceIO:
         """Steady-clock check every `period_s`: when the guarding monitor has just gone missing, cut
         heat and halt (latched) and return why; None otherwise. After a stall of this process (the
         check itself came late) the statuses queued meanwhile are read first: judged next time."""
+        # the status shares the check's callback group, and rclpy runs a wait's ready timers first: on
+        # a busy host this timer would always win and the status never arrive (see ros/pending.py)
+        deliver_waiting(self._safety_sub, self._on_safety)
         now = time.monotonic()
         stalled = now - self._last_check > 3 * period_s
         self._last_check = now
@@ -324,15 +329,31 @@ class DeviceIO:
             return self.watch.may_cook(time.monotonic())
 
     def safety_hold_now(self) -> str | None:
+        """Why the monitor does not allow cooking now, or None."""
         with self._lock:
             return self.watch.hold(time.monotonic())
+
+    def start_hold(self) -> str | None:
+        """Why no execution may start now: the monitor does not allow it, or a driver this device
+        has was never heard (its first step would find no temperature or no arm pose)."""
+        with self._lock:
+            return self.watch.hold(time.monotonic()) or self._driver_unheard()
+
+    def _driver_unheard(self) -> str | None:
+        if self.has_heater and self._heater_at is None:
+            return (f"no heater state on {self.heater_state_topic} yet: the heater driver must be running "
+                    "before anything cooks")
+        if self.has_arm and self._joints_at is None:
+            return (f"no joint states on {self.joint_states_topic} yet: the arm driver must be running "
+                    "before anything cooks")
+        return None
 
     def safety_hold(self) -> str | None:
         """Why no execution may start (busy); called by the admission check of every start, so it
         also takes the latch snapshot `admit()` compares with."""
         with self._cmd_lock:
             self._admit_seq = self._latch_seq
-        return self.safety_hold_now()
+        return self.start_hold()
 
     # ------------------------------------------------------------------ observation / commands
 

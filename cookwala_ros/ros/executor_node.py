@@ -49,7 +49,7 @@ from cookwala_ros.device import ServedInterfaces, capabilities_document, load_de
 from cookwala_ros.executor import events as ev
 from cookwala_ros.executor.config import ExecutorConfig
 from cookwala_ros.executor.service import ExecutorService, ServiceError
-from cookwala_ros.ros import convert, names, qos
+from cookwala_ros.ros import convert, names, qos, readiness
 from cookwala_ros.ros.node_main import run_node
 from cookwala_ros.ros.convert import safety_limit_msgs
 from cookwala_ros.ros.executor_io import UNGUARDED, DeviceIO
@@ -133,6 +133,7 @@ class ExecutorNode(Node):
         housekeeping = MutuallyExclusiveCallbackGroup()
         guard = MutuallyExclusiveCallbackGroup()  # the safety status and the monitor check
         self._tick_started: float | None = None
+        self._ready_published: bool | None = None  # the readiness the last diagnostics reported
         self.io = DeviceIO(self, device, values, sensing, guard)
         self.io.disabled = set(comma_list(values["disabled_sensors"]))
         self.service = ExecutorService(config, self.io, clock=self._ros_now)
@@ -313,6 +314,8 @@ class ExecutorNode(Node):
 
     def _check_monitor(self) -> None:
         why = self.io.check_monitor(MONITOR_CHECK_S)  # heat is cut and the arm halted (latched) before this returns
+        if (self.io.start_hold() is None) != self._ready_published:
+            self._diagnostics()  # whoever waits to start a cook hears at once that it may, or may not
         if why is None:
             return
         self.get_logger().error(f"{why}: heat cut, arm halted; new executions are refused until it is armed again")
@@ -342,16 +345,19 @@ class ExecutorNode(Node):
         message = "idle" if execution is None else f"cooking {execution}"
         if self.io.heater_state is None:
             level, message = DiagnosticStatus.WARN, "no heater state received"
-        hold = self.io.safety_hold_now()
-        if hold and self.io.watch.guarded:
+        hold = self.io.start_hold()
+        if hold:
             level, message = DiagnosticStatus.ERROR if self.io.watch.lost else DiagnosticStatus.WARN, hold
-        values = [KeyValue(key="active_execution", value=execution or ""),
+        self._ready_published = hold is None
+        values = [KeyValue(key=readiness.READY_KEY, value=str(hold is None).lower()),
+                  KeyValue(key=readiness.HOLD_KEY, value=hold or ""),
+                  KeyValue(key="active_execution", value=execution or ""),
                   KeyValue(key="safety_armed", value=str(self.io.safety_armed())),
                   KeyValue(key="safety_monitor", value=self.io.watch.name or "none"),
                   KeyValue(key="stop_latch", value=self.io.latched() or ""),
                   KeyValue(key="person_present", value=str(self.io.human_present())),
                   KeyValue(key="recipes", value=str(len(self.service.library.recipes())))]
-        status = DiagnosticStatus(level=level, name=f"{self.get_name()}: executor", message=message,
+        status = DiagnosticStatus(level=level, name=f"{self.get_fully_qualified_name()}{readiness.EXECUTOR_SUFFIX}", message=message,
                                   hardware_id=self.device_id, values=values)
         self._diag_pub.publish(DiagnosticArray(header=_header(self), status=[status]))
 

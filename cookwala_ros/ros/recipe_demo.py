@@ -71,6 +71,8 @@ class _Observer:
         import rclpy
         from rclpy.executors import SingleThreadedExecutor
 
+        from diagnostic_msgs.msg import DiagnosticArray
+
         from cookwala_msgs.msg import HeaterState, Presence, SafetyStatus
         from cookwala_ros.ros import names, qos
 
@@ -90,6 +92,9 @@ class _Observer:
         self.safety_label = ""  # the safety monitor's state, once it has said it
         self.executor_heartbeat = ""  # whether that monitor hears the executor (live | lapsed | none)
         self.node.create_subscription(SafetyStatus, names.SAFETY_STATUS, self._on_safety, qos.latched())
+        self._namespace = namespace
+        self.executor_ready: tuple[bool, str] | None = None  # what the executor says (ros/readiness.py)
+        self.node.create_subscription(DiagnosticArray, names.DIAGNOSTICS, self._on_diagnostics, qos.sensor())
         self.node.create_timer(0.2, self._publish)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
@@ -113,6 +118,13 @@ class _Observer:
     def _on_safety(self, msg) -> None:
         self.safety_label = msg.state_label
         self.executor_heartbeat = msg.executor_heartbeat
+
+    def _on_diagnostics(self, msg) -> None:
+        from cookwala_ros.ros.readiness import executor_readiness
+
+        said = executor_readiness(msg, self._namespace)
+        if said is not None:
+            self.executor_ready = said
 
     def _on_heater(self, msg) -> None:
         with self._lock:
@@ -273,14 +285,16 @@ class LiveKitchen:
                 # armed, and hearing this executor: heat before that would rightly be a stop
                 armed = not self.with_safety_monitor or (self.observer.safety_label == "armed"
                                                          and self.observer.executor_heartbeat == "live")
-                if r.status_code == 200 and self.observer.last_state is not None and armed:
-                    if self.with_safety_monitor:
-                        time.sleep(0.5)  # the executor reads the same latched status: let it arrive there too
+                # and the executor's own word that it would cook now (it hears its drivers and monitor)
+                ready = self.observer.executor_ready
+                if r.status_code == 200 and self.observer.last_state is not None and armed and ready and ready[0]:
                     return
                 last = (f"HTTP {r.status_code}" if r.status_code != 200 else "no /heater/state yet"
                         if self.observer.last_state is None else
                         f"safety monitor not armed and hearing the executor yet ({self.observer.safety_label or 'no status'}, "
-                        f"executor heartbeat {self.observer.executor_heartbeat or '?'})")
+                        f"executor heartbeat {self.observer.executor_heartbeat or '?'})" if not armed else
+                        "no readiness from the executor on /diagnostics yet" if ready is None else
+                        f"the executor would not cook yet: {ready[1]}")
                 if r.status_code == 200 and self.observer.safety_label in ("stopped", "fault"):
                     # it stopped while the scene came up (a node slow to start on a busy host): the
                     # person in the kitchen resets it locally, as after any stop

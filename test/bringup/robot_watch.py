@@ -17,6 +17,7 @@ import time
 
 import httpx
 import rclpy
+from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.executors import SingleThreadedExecutor
 from std_msgs.msg import Bool
 from trajectory_msgs.msg import JointTrajectory
@@ -25,6 +26,7 @@ from cookwala_msgs.msg import HeaterCommand, HeaterState, Presence, SafetyStatus
 from cookwala_msgs.srv import GetSafetyLimits, ResetSafety, Stop
 from cookwala_ros.device import RobotNames
 from cookwala_ros.ros import names, qos
+from cookwala_ros.ros.readiness import executor_readiness
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 WATER = REPO / "test" / "e2e" / "data" / "recipes" / "e2e-water-simmer.cookwala.json"
@@ -61,6 +63,8 @@ class RobotWatch:
         node.create_subscription(JointTrajectory, self.topics.arm_trajectory, self._on_traj, qos.command(100))
         node.create_subscription(HeaterState, self.topics.heater_state, self._on_state, qos.sensor(50))
         node.create_subscription(SafetyStatus, names.SAFETY_STATUS, self._on_status, qos.latched())
+        self.executor_ready: tuple[bool, str] | None = None  # its executor's own word (ros/readiness.py)
+        node.create_subscription(DiagnosticArray, names.DIAGNOSTICS, self._on_diagnostics, qos.sensor())
         self._presence = node.create_publisher(Presence, names.PRESENCE, qos.sensor())
         self.estop = node.create_publisher(Bool, names.ESTOP, qos.latched())
         monitor = names.qualify(self.namespace, names.SAFETY_MONITOR_NODE)
@@ -107,6 +111,11 @@ class RobotWatch:
     def _on_status(self, msg: SafetyStatus) -> None:
         self.status = msg
 
+    def _on_diagnostics(self, msg: DiagnosticArray) -> None:
+        said = executor_readiness(msg, self.namespace or "/")
+        if said is not None:
+            self.executor_ready = said
+
     def _publish_presence(self) -> None:
         msg = Presence()
         msg.stamp = self.node.get_clock().now().to_msg()
@@ -141,6 +150,11 @@ class RobotWatch:
             if self.state_label in ("stopped", "fault"):
                 self.reset()
             time.sleep(0.5)
+        # the executor hears the monitor (and its drivers) on its own: wait for its word too
+        while not (self.executor_ready and self.executor_ready[0]):
+            assert time.monotonic() < deadline, f"{self.namespace or '/'}: the executor ready to cook: not within " \
+                f"{timeout} s ({self.executor_ready[1] if self.executor_ready else 'no diagnostics from it'})"
+            time.sleep(0.05)
 
     # -- the monitor's services ----------------------------------------------------------------
     def _call(self, client, request, timeout: float = 20.0):

@@ -10,13 +10,16 @@ import sys
 import threading
 import time
 
+from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.action import ActionClient
+from sensor_msgs.msg import JointState
 
 from cookwala_msgs.action import ExecuteRecipe
-from cookwala_msgs.msg import Event, ExecutionStatus
+from cookwala_msgs.msg import Event, ExecutionStatus, HeaterState
 from cookwala_msgs.srv import GetExecution, GetLog, Resume
 from cookwala_ros.ros import qos
 from cookwala_ros.ros.convert import event_from_msg
+from cookwala_ros.ros.readiness import executor_readiness
 
 
 def ros_args(params: dict) -> list[str]:
@@ -89,20 +92,31 @@ class Client:
         self._lock = threading.Lock()
         self.node.create_subscription(Event, "/cookwala/events", self._on_event, qos.events(1000))
         self.node.create_subscription(ExecutionStatus, "/cookwala/status", self.statuses.append, qos.latched())
+        self.readiness: tuple[bool, str] | None = None  # the executor's own word (ros/readiness.py)
+        self.node.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, qos.sensor())
 
     def _on_event(self, msg: Event) -> None:
         with self._lock:
             self.events.append(event_from_msg(msg))
 
-    def wait_ready(self, timeout: float = 45.0) -> bool:
+    def _on_diagnostics(self, msg) -> None:
+        said = executor_readiness(msg)
+        if said is not None:
+            self.readiness = said
+
+    def wait_ready(self, timeout: float = 45.0, to_cook: bool = False) -> bool:
         """Discovered, and answering: a first request is re-sent until answered, then a short pause
-        lets the action's endpoints finish matching (discovery is not symmetric in time)."""
+        lets the action's endpoints finish matching (discovery is not symmetric in time). `to_cook`:
+        and the executor says it would start a cook (it hears its drivers and its monitor)."""
         ready = (self.action.wait_for_server(timeout_sec=timeout)
                  and self.get_execution.wait_for_service(timeout_sec=timeout)
                  and self.resume_client.wait_for_service(timeout_sec=timeout))
         if ready:
             self.call(self.get_execution, GetExecution.Request(execution_id="exec-probe"), timeout=timeout)
             time.sleep(1.0)
+        if ready and to_cook:
+            ready = self.ros.wait_for(lambda: self.readiness is not None and self.readiness[0], timeout=timeout)
+            assert ready, f"the executor would not cook: {self.readiness[1] if self.readiness else 'no diagnostics from it'}"
         return ready
 
     def call(self, client, request, timeout: float = 20.0, attempt_s: float = 2.0):
@@ -164,3 +178,20 @@ def wait_exit(proc: subprocess.Popen, timeout: float = 30.0) -> tuple[int, str]:
 
 def monotonic_deadline(seconds: float) -> float:
     return time.monotonic() + seconds
+
+
+class StandInDrivers:
+    """The hob and the arm saying they are there (room temperature, 0 W, standing still) at 10 Hz,
+    from the test's process: an executor admits a cook only once it has heard its drivers. For
+    tests of what it refuses or accepts; nothing here follows a command."""
+
+    def __init__(self, ros, heater_state: str = "/heater/state", joint_states: str = "/joint_states"):
+        node = ros.node("stand_in_drivers")
+        self._heater = node.create_publisher(HeaterState, heater_state, qos.sensor())
+        self._joints = node.create_publisher(JointState, joint_states, qos.sensor())
+        node.create_timer(0.1, self._tick)
+
+    def _tick(self) -> None:
+        self._heater.publish(HeaterState(medium_temp_c=20.0, pan_surface_temp_c=20.0, medium_sensor_ok=True,
+                                         pan_sensor_ok=True))
+        self._joints.publish(JointState(name=["stand_in_joint"], position=[0.0], velocity=[0.0]))

@@ -21,7 +21,7 @@ from rclpy.parameter import Parameter  # noqa: F401 - rclpy must import before c
 from cookwala_msgs.msg import Presence
 from cookwala_ros.http.server import free_port
 from cookwala_ros.ros import names, qos
-from executor_procs import Client, goal_for, start_executor, stop_processes
+from executor_procs import Client, StandInDrivers, goal_for, start_executor, stop_processes
 from executor_recipes import boil_recipe, request_for
 from ros_helpers import RosHarness
 from test_executor_refusals import deep_fry_recipe
@@ -67,7 +67,8 @@ def node(tmp_path_factory):
     try:
         with RosHarness() as ros:
             client = Client(ros)
-            assert client.wait_ready(), "executor did not come up"
+            StandInDrivers(ros)
+            assert client.wait_ready(to_cook=True), "executor did not come up"
             http = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=20.0)
             assert ros.wait_for(lambda: _answers(http), timeout=30), "no HTTP API"
             person = Person(ros)

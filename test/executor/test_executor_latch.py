@@ -146,7 +146,7 @@ def test_heater_command_is_kept_alive_at_10_hz_while_the_ros_clock_is_paused(tmp
         with RosHarness() as ros:
             client = Client(ros)
             wire = Wire(ros)
-            assert client.wait_ready(), "executor did not come up"
+            assert client.wait_ready(to_cook=True), "executor did not come up"
             request = request_for(recipe)
             assert client.send(goal_for(request)).accepted
             assert ros.wait_for(wire.heating, timeout=60), "never heated"

@@ -55,7 +55,7 @@ def test_sample_soup_completes_through_the_action(library, soup):
     try:
         with RosHarness() as ros:
             client = Client(ros)
-            assert client.wait_ready(), "executor did not come up"
+            assert client.wait_ready(to_cook=True), "executor did not come up"
             request = request_for(soup)
             handle = client.send(goal_for(request))
             assert handle.accepted
@@ -90,7 +90,7 @@ def test_pot_sim_puts_in_the_pot_what_each_heat_step_heats(library, soup):
     try:
         with RosHarness() as ros:
             client = Client(ros)
-            assert client.wait_ready(), "executor did not come up"
+            assert client.wait_ready(to_cook=True), "executor did not come up"
             states = ros.collect(ros.node("pot_watch"), HeaterState, names.HEATER_STATE, qos.sensor())
             request = request_for(soup)  # 2 servings of a recipe for 4: half of every quantity
             nodes = {n["id"]: n for n in soup["process"]["nodes"]}
@@ -119,7 +119,7 @@ def test_sigkill_mid_simmer_then_restart_reads_failed_with_log_and_events(librar
     try:
         with RosHarness() as ros:
             client = Client(ros)
-            assert client.wait_ready(), "executor did not come up"
+            assert client.wait_ready(to_cook=True), "executor did not come up"
             request = request_for(boil_recipe(minutes=20))
             handle = client.send(goal_for(request))
             assert handle.accepted
@@ -162,7 +162,7 @@ def test_goal_fields_must_agree_and_refusals_come_back_as_results(library, soup)
     try:
         with RosHarness() as ros:
             client = Client(ros)
-            assert client.wait_ready()
+            assert client.wait_ready(to_cook=True)
             request = request_for(soup)
             goal = goal_for(request)
             goal.recipe_ref = "some-other-recipe"
@@ -200,7 +200,7 @@ def test_execute_node_runs_one_simmer_node(library):
     try:
         with RosHarness() as ros:
             client = Client(ros)
-            assert client.wait_ready()
+            assert client.wait_ready(to_cook=True)
             action = ActionClient(client.node, ExecuteNode, "/executor/execute_node")
             assert action.wait_for_server(timeout_sec=30)
             time.sleep(1.0)  # let the goal service's endpoints match both ways

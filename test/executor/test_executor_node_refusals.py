@@ -16,10 +16,11 @@ from rclpy.parameter import Parameter  # noqa: F401 - rclpy must import before c
 from executor_recipes import boil_recipe, make_recipe, mutated, request_for
 from cookwala_msgs.msg import Presence
 from cookwala_ros.core.keys import SigningKey
+from cookwala_ros.device import load_device_config
 from cookwala_ros.core.trust import document_hash, sign_hash
 from cookwala_ros.executor.store import Store
 from cookwala_ros.ros import qos
-from executor_procs import Client, goal_for, start_executor, stop_processes
+from executor_procs import Client, StandInDrivers, goal_for, start_executor, stop_processes
 from ros_helpers import RosHarness
 from test_executor_refusals import ALL_REASONS, deep_fry_recipe
 
@@ -109,7 +110,9 @@ def test_every_refusal_reason_over_the_action(setup):
     try:
         with RosHarness() as ros:
             client = Client(ros)
-            assert client.wait_ready(), "executor did not come up"
+            topics = load_device_config(setup["device"]).names
+            StandInDrivers(ros, "/" + topics.heater_state.lstrip("/"), "/" + topics.joint_states.lstrip("/"))
+            assert client.wait_ready(to_cook=True), "executor did not come up"
             presence = client.node.create_publisher(Presence, "/cookwala/presence", qos.sensor())
 
             def outcome(request: dict) -> tuple[str, str]:

@@ -155,7 +155,7 @@ def test_a_dead_driver_stops_the_execution_with_an_incident_naming_it(library, d
         with RosHarness() as ros:
             client = Client(ros)
             heat = Heat(client.node)
-            assert client.wait_ready(), "executor did not come up"
+            assert client.wait_ready(to_cook=True), "executor did not come up"
             execution, _ = start(client, ros, request_for(recipe))
             assert ros.wait_for(heat.on, timeout=60), "never heated"
             time.sleep(1.0)

@@ -94,6 +94,7 @@ class Watcher:
     def __init__(self, name: str = "fault_watcher"):
         import rclpy
         from rclpy.executors import SingleThreadedExecutor
+        from diagnostic_msgs.msg import DiagnosticArray
         from rosgraph_msgs.msg import Clock
 
         from cookwala_msgs.msg import HeaterCommand, HeaterState, Presence, SafetyStatus
@@ -117,6 +118,8 @@ class Watcher:
         self.node.create_subscription(HeaterCommand, "/heater/command", self._on_command, qos.command())
         self.node.create_subscription(Clock, "/clock", self._on_clock, qos.clock())
         self.node.create_subscription(SafetyStatus, "/cookwala/safety/status", self._on_status, qos.latched())
+        self.executor_ready: tuple[bool, str] | None = None  # the executor's own word (ros/readiness.py)
+        self.node.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, qos.sensor())
         self._reset = self.node.create_client(ResetSafety, "/safety_monitor/reset")
         self._reset_type = ResetSafety
         self.node.create_timer(0.2, self._publish_presence)
@@ -151,6 +154,13 @@ class Watcher:
 
     def _on_clock(self, msg) -> None:
         self.last_clock = (time.monotonic(), msg.clock.sec + msg.clock.nanosec * 1e-9)
+
+    def _on_diagnostics(self, msg) -> None:
+        from cookwala_ros.ros.readiness import executor_readiness
+
+        said = executor_readiness(msg)
+        if said is not None:
+            self.executor_ready = said
 
     def _on_status(self, msg) -> None:
         self.status = msg
@@ -187,6 +197,11 @@ class Watcher:
             if self.state_label in ("stopped", "fault"):
                 self.reset_safety()
             time.sleep(0.5)
+        # the executor hears the monitor (and its drivers) on its own: wait for its word too
+        while not (self.executor_ready and self.executor_ready[0]):
+            assert time.monotonic() < deadline, f"the executor ready to cook: not within {timeout} s " \
+                f"({self.executor_ready[1] if self.executor_ready else 'no diagnostics from it'}; monitor {self.describe_status()})"
+            time.sleep(0.05)
 
     @property
     def state_label(self) -> str:
