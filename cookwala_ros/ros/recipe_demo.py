@@ -308,6 +308,15 @@ class LiveKitchen:
         raise KitchenError(f"the kitchen's HTTP API at {self.base_url} was not ready within "
                            f"{self.startup_timeout_s:g} s ({last})")
 
+    def wait_ready(self, timeout_s: float = 30.0) -> None:
+        """Until the executor says it would start a cook (ros/readiness.py); raises with its reason."""
+        deadline = time.monotonic() + timeout_s
+        while not ((ready := self.observer.executor_ready) and ready[0]):
+            if time.monotonic() > deadline:
+                raise KitchenError(f"the executor would not cook within {timeout_s:g} s: "
+                                   f"{ready[1] if ready else 'no readiness from it on /diagnostics'}")
+            time.sleep(0.05)
+
     def set_presence(self, present: bool, settle_s: float = 0.6) -> None:
         """Change who is in the kitchen, and wait until the executor has seen a message or two."""
         if self.observer is not None:

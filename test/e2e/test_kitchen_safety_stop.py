@@ -115,6 +115,7 @@ def test_http_stop_is_latched_by_the_safety_monitor_until_a_local_reset(guarded_
     base = kitchen.base_url
     kitchen.set_presence(True)
     panel.wait_state("armed", timeout_s=60.0)
+    kitchen.wait_ready()
 
     kitchen.reset_heater_watch()
     first = _start(base, "e2e-safety-stop-0001")
@@ -147,7 +148,7 @@ def test_http_stop_is_latched_by_the_safety_monitor_until_a_local_reset(guarded_
     answer = panel.reset()
     assert answer.accepted, answer.message
     panel.wait_state("armed", timeout_s=10.0)
-    time.sleep(0.5)  # the executor reads the latched status too
+    kitchen.wait_ready()  # the executor hears the monitor on its own
     again = _start(base, "e2e-safety-stop-0003")
     assert again["state"] == "accepted", again
     httpx.post(f"{base}/v1/executions/{again['id']}/stop")

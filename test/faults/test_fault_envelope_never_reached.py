@@ -46,19 +46,10 @@ def started(kitchen):
             wait_state(kitchen[0].base_url, execution, ("stopped", "failed"), 30.0)
 
 
-def _start(base_url: str, key: str) -> dict:
-    import time
-
-    deadline = time.monotonic() + 60.0
-    n = 0
-    while True:
-        n += 1
-        try:
-            return start(base_url, BIG_POT, f"{key}-{n}")
-        except AssertionError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(1.0)
+def _start(live, key: str) -> dict:
+    """One start, accepted: the kitchen waits for the executor's word that it would cook."""
+    live.wait_ready()
+    return start(live.base_url, BIG_POT, key)
 
 
 def _until_asked(base_url: str, execution: str) -> dict:
@@ -73,7 +64,7 @@ def _until_asked(base_url: str, execution: str) -> dict:
 
 def test_a_person_confirms_and_the_log_tells_the_envelope_was_not_held(kitchen, started):
     live, watcher = kitchen
-    run = _start(live.base_url, "fault-envelope-confirmed")
+    run = _start(live, "fault-envelope-confirmed")
     started.append(run["id"])
     _until_asked(live.base_url, run["id"])
     # the status seq moves on with every progress update while it waits (faster than a loaded host's
@@ -92,7 +83,7 @@ def test_a_person_confirms_and_the_log_tells_the_envelope_was_not_held(kitchen, 
 
 def test_a_deep_fry_that_never_reaches_its_band_is_not_served_without_a_person(kitchen, started):
     live, watcher = kitchen
-    run = _start(live.base_url, "fault-envelope-unconfirmed")
+    run = _start(live, "fault-envelope-unconfirmed")
     started.append(run["id"])
     asked = _until_asked(live.base_url, run["id"])
     why = (asked.get("humanNeeded") or {}).get("why", "")

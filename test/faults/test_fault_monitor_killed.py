@@ -157,7 +157,7 @@ def test_sigkill_of_the_monitor_mid_simmer_cuts_heat_within_1_s_and_refuses_new_
         started = time.monotonic()
         _wait(lambda: observer.status_at > started and observer.status.state_label == "armed", 120,
               f"restarted monitor armed")
-        time.sleep(0.5)  # the executor has read it too
+        kitchen.wait_ready()  # the executor hears the restarted monitor on its own
         again = _post(base, f"fault-monitor-again-{time.time_ns()}")
         assert again["state"] == "accepted", again.get("refusal")
     finally:

@@ -34,20 +34,6 @@ def _bound_s(medium: str, mass_kg: float) -> float:
     return plausibility.bound_for(ThermalParams(), medium, mass_kg, 2000.0).detection_time_s(2000.0)
 
 
-def _start_when_armed(base_url: str, path, key: str) -> dict:
-    """Start once the executor accepts (the monitor arms a moment after the scene is up)."""
-    deadline = time.monotonic() + 60.0
-    n = 0
-    while True:
-        n += 1
-        try:
-            return start(base_url, path, f"{key}-{n}")
-        except AssertionError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(1.0)
-
-
 def _execution(base_url: str, run: dict):
     """What the execution says now, for a failure message."""
     def explain() -> str:
@@ -91,7 +77,7 @@ def test_a_liquid_sensor_stuck_at_20_degC_cuts_the_simmer_with_a_sensor_failure(
 
     with LiveKitchen(rtf=RTF, recipes=[WATER], medium_sensor_fault="stuck", startup_timeout_s=90.0,
                      with_safety_monitor=False) as kitchen:
-        run = _start_when_armed(kitchen.base_url, WATER, "fault-stuck-liquid")
+        run = start(kitchen.base_url, WATER, "fault-stuck-liquid")
         first_on = watcher.wait(lambda: next((s for s in watcher.snapshot()[0] if s[2] > 0), None), 60.0,
                                 "the hob heating", _execution(kitchen.base_url, run))
         bound = _bound_s("water", 0.5)
@@ -115,7 +101,7 @@ def test_an_oil_sensor_stuck_at_45_degC_cuts_the_deep_fry_with_a_sensor_failure(
     from cookwala_ros.ros.recipe_demo import LiveKitchen
 
     with LiveKitchen(rtf=RTF, recipes=[CHIPS], startup_timeout_s=90.0, with_safety_monitor=False) as kitchen:
-        run = _start_when_armed(kitchen.base_url, CHIPS, "fault-stuck-oil")
+        run = start(kitchen.base_url, CHIPS, "fault-stuck-oil")
         warm = watcher.wait(lambda: next((s for s in watcher.snapshot()[0] if s[2] > 0 and s[3] >= 45.0), None),
                             120.0, "the oil reading 45 °C", _execution(kitchen.base_url, run))
         before = watcher.snapshot()[0][-1]  # the sensor sticks after this state
