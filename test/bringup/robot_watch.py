@@ -141,19 +141,17 @@ class RobotWatch:
             time.sleep(0.01)
 
     def armed_before_cooking(self, timeout: float = 90.0) -> None:
-        """Wait for an armed monitor; a stop latched while a loaded host starts the scene (a late
+        """Wait for an armed monitor and the executor's word that it would cook (it hears the monitor
+        and its drivers on its own); a stop latched while a loaded host starts the scene (a late
         first heartbeat, a stale state) is reset locally, as a person would, and waited out again."""
         deadline = time.monotonic() + timeout
-        while self.state_label != "armed":
-            assert time.monotonic() < deadline, f"{self.namespace or '/'}: the monitor armed: not within " \
-                f"{timeout} s (monitor {self.state_label}: {self.status.last_trigger if self.status else '-'})"
+        while not (self.state_label == "armed" and self.executor_ready and self.executor_ready[0]):
+            assert time.monotonic() < deadline, f"{self.namespace or '/'}: armed and the executor ready to cook: " \
+                f"not within {timeout} s (monitor {self.state_label}: {self.status.last_trigger if self.status else '-'}; " \
+                f"executor: {self.executor_ready[1] if self.executor_ready else 'no diagnostics from it'})"
             if self.state_label in ("stopped", "fault"):
                 self.reset()
-            time.sleep(0.5)
-        # the executor hears the monitor (and its drivers) on its own: wait for its word too
-        while not (self.executor_ready and self.executor_ready[0]):
-            assert time.monotonic() < deadline, f"{self.namespace or '/'}: the executor ready to cook: not within " \
-                f"{timeout} s ({self.executor_ready[1] if self.executor_ready else 'no diagnostics from it'})"
+                time.sleep(0.5)
             time.sleep(0.05)
 
     # -- the monitor's services ----------------------------------------------------------------

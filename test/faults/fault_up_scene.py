@@ -188,19 +188,17 @@ class Watcher:
         return f"{status.state_label}, last trigger {status.last_trigger!r}: {status.last_trigger_detail}"
 
     def armed_before_cooking(self, timeout: float = 60.0) -> None:
-        """Wait for an armed monitor; a stop latched before the cook (e.g. a false heartbeat loss on
+        """Wait for an armed monitor and the executor's word that it would cook (it hears the monitor
+        and its drivers on its own); a stop latched before the cook (e.g. a false heartbeat loss on
         a loaded host at a short lease) is reset locally, as a person would, and waited out again."""
         deadline = time.monotonic() + timeout
-        while self.state_label != "armed":
-            assert time.monotonic() < deadline, f"the safety monitor armed before cooking: not within {timeout} s " \
-                f"(monitor {self.describe_status()})"
+        while not (self.state_label == "armed" and self.executor_ready and self.executor_ready[0]):
+            assert time.monotonic() < deadline, f"armed and the executor ready to cook: not within {timeout} s " \
+                f"(monitor {self.describe_status()}; executor: " \
+                f"{self.executor_ready[1] if self.executor_ready else 'no diagnostics from it'})"
             if self.state_label in ("stopped", "fault"):
                 self.reset_safety()
-            time.sleep(0.5)
-        # the executor hears the monitor (and its drivers) on its own: wait for its word too
-        while not (self.executor_ready and self.executor_ready[0]):
-            assert time.monotonic() < deadline, f"the executor ready to cook: not within {timeout} s " \
-                f"({self.executor_ready[1] if self.executor_ready else 'no diagnostics from it'}; monitor {self.describe_status()})"
+                time.sleep(0.5)
             time.sleep(0.05)
 
     @property
