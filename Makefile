@@ -3,8 +3,8 @@ SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
-# xdist workers: the suite runs real ROS nodes, so two per core at most. `loadgroup` keeps the
-# heavy tests (test/conftest.py HEAVY) on one worker, one after the other.
+# xdist workers: the suite runs real ROS nodes, so two per core at most. `loadgroup` is meant to
+# keep the heavy tests (test/conftest.py HEAVY) on one worker; see the note there.
 TEST_WORKERS ?= 2
 
 .PHONY: setup demo test clean
