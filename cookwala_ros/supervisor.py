@@ -156,7 +156,9 @@ class Supervisor:
 
     def start(self) -> None:
         """Start every child. Raises OSError (after stopping the others) if one cannot start."""
-        base_env = dict(os.environ, PYTHONUNBUFFERED="1")
+        from cookwala_ros.bringup.dds_profile import use_default_profile
+
+        base_env = use_default_profile(dict(os.environ, PYTHONUNBUFFERED="1"))
         for index, spec in enumerate(self.specs):
             env = dict(base_env, **(spec.env or {}))
             try:

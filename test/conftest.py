@@ -33,6 +33,10 @@ def _isolate_ros() -> None:
     if not os.environ.get("ROS_LOG_DIR"):
         os.environ["ROS_LOG_DIR"] = tempfile.mkdtemp(prefix=f"cookwala-roslog-{worker}-")
     os.environ.setdefault("ROS_HOME", os.environ["ROS_LOG_DIR"])
+    # the Fast DDS profile the product's scenes run with (config/dds/), for this process and its children
+    from cookwala_ros.bringup.dds_profile import use_default_profile
+
+    use_default_profile(os.environ)
 
 
 _isolate_ros()
