@@ -97,3 +97,18 @@ class RosHarness:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def wait_armed_and_ready(watch, reset: Callable[[], Any], describe: Callable[[], str], timeout: float) -> None:
+    """Until `watch` (a test's observer with `state_label` and `executor_ready`) sees an armed
+    monitor and the executor's word that it would cook (ros/readiness.py); a monitor stopped
+    meanwhile is reset locally with `reset()`, as a person would. Raises with `describe()`."""
+    deadline = time.monotonic() + timeout
+    while not (watch.state_label == "armed" and watch.executor_ready and watch.executor_ready[0]):
+        assert time.monotonic() < deadline, (
+            f"armed and the executor ready to cook: not within {timeout} s (monitor {describe()}; executor: "
+            f"{watch.executor_ready[1] if watch.executor_ready else 'no diagnostics from it'})")
+        if watch.state_label in ("stopped", "fault"):
+            reset()
+            time.sleep(0.5)
+        time.sleep(0.05)

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import json
 import math
-import pathlib
 import re
 import sys
 import threading
@@ -53,9 +52,10 @@ from cookwala_ros.ros import convert, names, qos, readiness
 from cookwala_ros.ros.node_main import run_node
 from cookwala_ros.ros.convert import safety_limit_msgs
 from cookwala_ros.ros.executor_io import UNGUARDED, DeviceIO
-from cookwala_ros.ros.lockstep import StepParticipant, clock_mode_param
+from cookwala_ros.ros.executor_lockstep import LockstepTick
+from cookwala_ros.ros.lockstep import clock_mode_param
 from cookwala_ros.ros.monitor_watch import DEFAULT_TIMEOUT_S
-from cookwala_ros.ros.params import ParameterError, ParamSpec, comma_list, declare_parameters
+from cookwala_ros.ros.params import ParamSpec, comma_list, declare_parameters, read_token_file
 from cookwala_ros.safety.monitor import OFFLINE
 
 NODE_NAME = names.EXECUTOR_NODE
@@ -111,14 +111,14 @@ PARAMETERS = (
 )
 
 
-class ExecutorNode(Node):
+class ExecutorNode(LockstepTick, Node):
     def __init__(self, **kwargs) -> None:
         super().__init__(NODE_NAME, **kwargs)
         values = declare_parameters(self, PARAMETERS)
         self.add_on_set_parameters_callback(self._on_set_parameters)
         device = load_device_config(values["device_file"] or None)  # DeviceConfigError names the key
         section = device.executor
-        self.token = self._read_token(values["token_file"] or section.get("token_file") or "", device)
+        self.token = read_token_file(values["token_file"] or section.get("token_file") or "", device)
         self.http_port = values["http_port"] if values["http_port"] >= 0 else int(section.get("http_port") or 0)
         self.http_bind = values["http_bind"] or section.get("http_bind") or "127.0.0.1"
         config = ExecutorConfig.from_device(device, data_dir=values["data_dir"] or None,
@@ -146,7 +146,6 @@ class ExecutorNode(Node):
         self._waiters_lock = threading.Lock()
         self.service.add_event_listener(self._on_event)
 
-        self.stepper = None
         if values["clock_mode"] == "lockstep":
             self._start_lockstep(values, control)
         else:
@@ -192,19 +191,6 @@ class ExecutorNode(Node):
             execute_node_action=names.service_of(fqn, names.EXECUTE_NODE),
             http_url=f"http://{host}:{self.http_port}" if self.http_port > 0 else "")
 
-    @staticmethod
-    def _read_token(name: str, device) -> str | None:
-        if not name:
-            return None
-        path = device.resolve(name) if not pathlib.Path(name).is_absolute() else pathlib.Path(name)
-        try:
-            token = path.read_text(encoding="utf-8").strip()
-        except OSError as exc:
-            raise ParameterError("token_file", f"cannot read {path}: {exc.strerror or exc}") from None
-        if not token:
-            raise ParameterError("token_file", f"{path} is empty")
-        return token
-
     def _on_set_parameters(self, parameters):
         from rcl_interfaces.msg import SetParametersResult
 
@@ -212,61 +198,6 @@ class ExecutorNode(Node):
             if parameter.name == "disabled_sensors":
                 self.io.disabled = set(comma_list(str(parameter.value)))
         return SetParametersResult(successful=True)
-
-    def _ros_now(self) -> float:
-        if self.stepper is not None:  # the step being run (the node's clock may not have heard it yet)
-            return max(self.stepper.t_ns, 0) / 1e9
-        return self.get_clock().now().nanoseconds / 1e9
-
-    # ------------------------------------------------------------------ lock-step
-
-    def _start_lockstep(self, values: dict, control) -> None:
-        self._tick_period_ns = int(round(1e9 / values["tick_hz"]))
-        self._next_tick_ns: int | None = None
-        self._step_lock = threading.Lock()  # one tick at a time, whichever thread completes the step
-        self._step_since = time.monotonic()
-        self._reading_wait_s = min(values["heater_state_timeout_s"], values["joint_state_timeout_s"])
-        self.lockstep_forced = 0  # ticks run without the plant's state of their step (tests, diagnostics)
-        self.stepper = StepParticipant(self, self._on_step, callback_group=control)
-        self.io.on_reading = self._on_reading
-        self.create_timer(0.05, self._on_step_watch, callback_group=control, clock=self._steady)
-
-    def _on_step(self, t_ns: int) -> bool:
-        with self._step_lock:
-            self._step_since = time.monotonic()
-            return self._complete_step(force=False)
-
-    def _on_reading(self) -> None:
-        if self.stepper.pending:
-            with self._step_lock:
-                self._complete_step(force=False)
-
-    def _on_step_watch(self) -> None:
-        """A driver that does not deliver its state of the step: tick without it (its state is then
-        stale, a fault the tick reports), after the staleness bound of the steady clock."""
-        if self.stepper.pending and time.monotonic() - self._step_since > self._reading_wait_s:
-            with self._step_lock:
-                if self.stepper.pending:
-                    self.lockstep_forced += 1
-                    self._complete_step(force=True)
-
-    def _complete_step(self, force: bool) -> bool:
-        """Tick if this step is a tick's and the plant's state of it is in, then report it done
-        (call with the step lock held). False: still waiting for a reading."""
-        if not self.stepper.pending:
-            return True
-        t_ns = self.stepper.t_ns
-        if self._next_tick_ns is None or t_ns >= self._next_tick_ns or t_ns < self._next_tick_ns - self._tick_period_ns:
-            if not force and not self.io.readings_at(t_ns):
-                return False
-            self._next_tick_ns = t_ns + self._tick_period_ns
-            try:
-                self._tick()
-            finally:
-                self.stepper.finish()
-            return True
-        self.stepper.finish()
-        return True
 
     def _start_http(self) -> None:
         import uvicorn

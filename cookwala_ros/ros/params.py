@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import pathlib
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -173,3 +174,18 @@ def reject_invalid(specs: Iterable[ParamSpec]) -> Callable[[list[Parameter]], Se
 def comma_list(text: str) -> list[str]:
     """'a, b,,c' -> ['a', 'b', 'c'] (string parameters holding lists, e.g. joint names)."""
     return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def read_token_file(name: str, device) -> str | None:
+    """The bearer token in file `name` (relative: to the device file), or None when none is named;
+    an unreadable or empty file is a `token_file` parameter error."""
+    if not name:
+        return None
+    path = device.resolve(name) if not pathlib.Path(name).is_absolute() else pathlib.Path(name)
+    try:
+        token = path.read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise ParameterError("token_file", f"cannot read {path}: {exc.strerror or exc}") from None
+    if not token:
+        raise ParameterError("token_file", f"{path} is empty")
+    return token

@@ -27,6 +27,7 @@ from cookwala_msgs.srv import GetSafetyLimits, ResetSafety, Stop
 from cookwala_ros.device import RobotNames
 from cookwala_ros.ros import names, qos
 from cookwala_ros.ros.readiness import executor_readiness
+from ros_helpers import wait_armed_and_ready
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 WATER = REPO / "test" / "e2e" / "data" / "recipes" / "e2e-water-simmer.cookwala.json"
@@ -144,15 +145,8 @@ class RobotWatch:
         """Wait for an armed monitor and the executor's word that it would cook (it hears the monitor
         and its drivers on its own); a stop latched while a loaded host starts the scene (a late
         first heartbeat, a stale state) is reset locally, as a person would, and waited out again."""
-        deadline = time.monotonic() + timeout
-        while not (self.state_label == "armed" and self.executor_ready and self.executor_ready[0]):
-            assert time.monotonic() < deadline, f"{self.namespace or '/'}: armed and the executor ready to cook: " \
-                f"not within {timeout} s (monitor {self.state_label}: {self.status.last_trigger if self.status else '-'}; " \
-                f"executor: {self.executor_ready[1] if self.executor_ready else 'no diagnostics from it'})"
-            if self.state_label in ("stopped", "fault"):
-                self.reset()
-                time.sleep(0.5)
-            time.sleep(0.05)
+        wait_armed_and_ready(self, self.reset, lambda: f"{self.namespace or '/'} {self.state_label}: "
+                             f"{self.status.last_trigger if self.status else '-'}", timeout)
 
     # -- the monitor's services ----------------------------------------------------------------
     def _call(self, client, request, timeout: float = 20.0):

@@ -191,15 +191,9 @@ class Watcher:
         """Wait for an armed monitor and the executor's word that it would cook (it hears the monitor
         and its drivers on its own); a stop latched before the cook (e.g. a false heartbeat loss on
         a loaded host at a short lease) is reset locally, as a person would, and waited out again."""
-        deadline = time.monotonic() + timeout
-        while not (self.state_label == "armed" and self.executor_ready and self.executor_ready[0]):
-            assert time.monotonic() < deadline, f"armed and the executor ready to cook: not within {timeout} s " \
-                f"(monitor {self.describe_status()}; executor: " \
-                f"{self.executor_ready[1] if self.executor_ready else 'no diagnostics from it'})"
-            if self.state_label in ("stopped", "fault"):
-                self.reset_safety()
-                time.sleep(0.5)
-            time.sleep(0.05)
+        from ros_helpers import wait_armed_and_ready
+
+        wait_armed_and_ready(self, self.reset_safety, self.describe_status, timeout)
 
     @property
     def state_label(self) -> str:
