@@ -311,6 +311,34 @@ class HeartbeatInput:
             self.proc.wait()
 
 
+class GuardedInput:
+    """The monitor's own inputs (service, estop, limit) with an executor stand-in beating.
+
+    The monitor stops heat commanded without a live executor heartbeat (`heartbeat_lost`), so the
+    arm and the hob are driven with a heartbeat sender running, as a real executor would be; it
+    lives for the whole input and is never the trigger."""
+
+    def __init__(self, driver: Driver, name: str):
+        self.name = name
+        self.beat = HeartbeatInput(driver)
+
+    def prepare(self) -> None:
+        if self.beat.proc is None or self.beat.proc.poll() is not None:
+            self.beat.prepare()
+
+    def fire(self) -> float:
+        return fire(self.beat.driver, self.name)
+
+    def finish(self) -> None:
+        pass
+
+    def abandon(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.beat.close()
+
+
 class HttpInput:
     """POST /v1/executions/{id}/stop on the executor's Core HTTP API while it cooks.
 
@@ -452,7 +480,7 @@ def run_condition(label: str, repeats: int, with_load: bool, log_dir: str, input
             elif name == "http":
                 source = HttpInput(driver, logs["executor"])
             else:
-                source = None
+                source = GuardedInput(driver, name)
             sources.append(source)
             for i in range(count):
                 for attempt in range(5):
