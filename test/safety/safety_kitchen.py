@@ -179,22 +179,29 @@ class Probe:
 
     # -- waiting --------------------------------------------------------------------------
     @staticmethod
-    def wait_for(predicate, timeout: float, what: str):
+    def wait_for(predicate, timeout: float, what):
+        """`what` names what was awaited; a callable is asked at the timeout (the state then)."""
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             value = predicate()
             if value:
                 return value
             time.sleep(0.01)
-        raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+        raise AssertionError(f"timed out after {timeout:g} s waiting for {what() if callable(what) else what}")
 
     def status(self) -> SafetyStatus | None:
         with self.lock:
             return self.statuses[-1][1] if self.statuses else None
 
     def wait_state(self, label: str, timeout: float = 5.0) -> SafetyStatus:
-        return self.wait_for(lambda: (s := self.status()) is not None and s.state_label == label and s,
-                             timeout, f"safety state {label} (last: {self.status() and self.status().state_label})")
+        return self.wait_for(lambda: (s := self.status()) is not None and s.state_label == label and s, timeout,
+                             lambda: f"safety state {label} (last: {self._describe(self.status())})")
+
+    @staticmethod
+    def _describe(status: SafetyStatus | None) -> str:
+        if status is None:
+            return "none heard"
+        return status.state_label + (f" after {status.last_trigger}: {status.last_trigger_detail}" if status.last_trigger else "")
 
     def call(self, client, request, timeout: float = 10.0):
         if not client.wait_for_service(timeout_sec=timeout):

@@ -24,14 +24,15 @@ MONITOR_PARAMS = {"heater_state_timeout_s": 0.5, "activation_timeout_s": 20.0}
 
 @pytest.fixture(scope="module")
 def kitchen():
-    """The kitchen, a stand-in executor heartbeat, the local stop button, and a hub process on
-    another ROS domain, all started at once (process start-up is the slow part)."""
+    """The kitchen, the local stop button and a hub process on another ROS domain, all started at
+    once (process start-up is the slow part); then a stand-in executor heartbeat. Started with the
+    others, the stand-in shared the cores with five Python start-ups and missed the device's
+    0.3 s lease (a heartbeat_lost stop before any test had begun)."""
     other_domain = str((int(os.environ["ROS_DOMAIN_ID"]) + 37) % 101)
     procs = {
         "arm": start_node("cookwala_ros.ros.arm_sim_node", {"initial_pose": "home"}),
         "heater": start_node("cookwala_ros.ros.heater_sim_node", {"medium": "oil", "medium_mass_kg": 0.92}),
         "monitor": start_node("cookwala_ros.ros.safety_monitor_node", MONITOR_PARAMS),
-        "heartbeat": start_script("safety_heartbeat_sender.py"),
         "hub": start_script("safety_heartbeat_sender.py", env={"ROS_DOMAIN_ID": other_domain},
                             args=("--ros-args", "-r", "__node:=hub")),
         # publishes its state on change only (long period), so the probe's own presses are not overwritten
@@ -45,6 +46,10 @@ def kitchen():
             raise AssertionError(f"{exc}\n{tails(procs)}") from None
         probe.wait_for(probe.last_joints, 10.0, "joint states")
         probe.wait_for(probe.last_heater, 10.0, "heater state")
+        procs["heartbeat"] = start_script("safety_heartbeat_sender.py")
+        probe.wait_for(lambda: (s := probe.status()) and s.executor_heartbeat == "live", 30.0,
+                       lambda: f"the monitor hearing the stand-in executor (status: {probe._describe(probe.status())})")
+        probe.wait_state("armed")
         yield probe, procs
     finally:
         probe.close()
