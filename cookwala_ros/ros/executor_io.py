@@ -113,6 +113,7 @@ class DeviceIO:
         self.joints: JointState | None = None
         self.presence: tuple[bool, float] | None = None  # (present, steady receipt time)
         self.safety: SafetyStatus | None = None
+        self._armed_since_ns: int | None = None  # the monitor's stamp of its latest turn to armed
         section = device.executor
         arm = device.raw.get("arm") or {}
         heater = (device.raw.get("heaters") or [{}])[0]
@@ -198,7 +199,12 @@ class DeviceIO:
     def _on_safety(self, msg: SafetyStatus) -> None:
         armed = msg.state == SafetyStatus.STATE_ARMED
         with self._lock:  # first: a stopped monitor owns the arm's halt (_monitor_halts_arm)
+            was_armed = self.safety is not None and self.safety.state == SafetyStatus.STATE_ARMED
             self.safety = msg
+            if not armed:
+                self._armed_since_ns = None
+            elif not was_armed:
+                self._armed_since_ns = _stamp_ns(msg.stamp) or None
         if not armed:  # before anything else: no tick computed from now on reaches the wire
             self.latch(f"the safety monitor is {msg.state_label or 'not armed'}"
                        + (f" after {msg.last_trigger}" if msg.last_trigger else ""), halt="new")
@@ -206,9 +212,21 @@ class DeviceIO:
             self.watch.on_status(armed, msg.state_label, msg.last_trigger, time.monotonic())
 
     def _on_heater_command(self, msg: HeaterCommand) -> None:
-        """Somebody else (the monitor, an operator) cut the heat: the executor must not turn it back on."""
-        if msg.mode == HeaterCommand.MODE_OFF and msg.source != SOURCE:
-            self.latch(f"heat cut by {msg.source or 'another node'} on {self.heater_pub.topic_name}", halt="never")
+        """Somebody else (the monitor, an operator) cut the heat: the executor must not turn it back on.
+
+        Except a cut the monitor sent before its latest reset: delivered late (another topic than its
+        status, so in any order with it), it would stop the execution the reset was for. Its stamp
+        and the status's come from the monitor's one clock. A fresh cut still latches at once."""
+        if msg.mode != HeaterCommand.MODE_OFF or msg.source == SOURCE:
+            return
+        if msg.source == names.MONITOR_HEAT_SOURCE:
+            with self._lock:
+                armed_since = self._armed_since_ns
+            stamp = _stamp_ns(msg.stamp)
+            if armed_since is not None and 0 < stamp <= armed_since:
+                self.node.get_logger().debug("ignored a heat cut the monitor sent before its reset")
+                return
+        self.latch(f"heat cut by {msg.source or 'another node'} on {self.heater_pub.topic_name}", halt="never")
 
     # ------------------------------------------------------------------ the stop latch
 

@@ -46,6 +46,7 @@ GATE_ARM_TRAJECTORY = "gate/joint_trajectory"
 # --- node names (a robot's namespace applies to them too) ------------------------------------
 EXECUTOR_NODE = "executor"
 SAFETY_MONITOR_NODE = "safety_monitor"
+MONITOR_HEAT_SOURCE = "safety_monitor"  # HeaterCommand.source of the monitor's heat cuts
 # The executor's private interfaces (`~/name`): /<ns>/executor/<name>
 EXECUTE_RECIPE = "execute_recipe"    # action cookwala_msgs/ExecuteRecipe
 EXECUTE_NODE = "execute_node"        # action cookwala_msgs/ExecuteNode

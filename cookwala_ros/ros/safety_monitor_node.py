@@ -229,7 +229,7 @@ class SafetyMonitorNode(LatchPersistence, MonitorLifecycle, LifecycleNode):
         self._halt_hold = HaltPlan(HoldBuilder.from_arm(arm))  # re-sent halts keep the first one's rest point
         self._halt_joints = None  # latest JointState
         self._halt_traj = halt_trajectory_msg(self._halt_hold, None)  # the fallback without joint states: see _halt
-        self._halt_heat = HeaterCommand(mode=HeaterCommand.MODE_OFF, source="safety_monitor")
+        self._halt_heat = HeaterCommand(mode=HeaterCommand.MODE_OFF, source=names.MONITOR_HEAT_SOURCE)
         self._create_entities()
         self.get_logger().info(f"configured: pack {pack['id']} ({len(pack['limits'])} limits), "
                                f"motion deadline {self.monitor.arbiter.motion_deadline_s:g} s, "
@@ -309,7 +309,9 @@ class SafetyMonitorNode(LatchPersistence, MonitorLifecycle, LifecycleNode):
         fault of their own.
         """
         try:
-            now_s = self.get_clock().now().nanoseconds * 1e-9
+            now = self.get_clock().now()
+            self._halt_heat.stamp = now.to_msg()  # the executor tells this cut from one sent before a reset
+            now_s = now.nanoseconds * 1e-9
             trajectory = halt_trajectory_msg(self._halt_hold, self._halt_joints, now_s)
         except Exception:  # noqa: BLE001 - never let building it keep the halt from going out
             trajectory = self._halt_traj

@@ -174,3 +174,41 @@ def test_heater_command_is_kept_alive_at_10_hz_while_the_ros_clock_is_paused(tmp
                 clock.send_signal(signal.SIGCONT)
     finally:
         stop_processes(procs)
+
+
+@pytest.mark.timeout(60)
+def test_a_heat_cut_the_monitor_sent_before_its_reset_does_not_stop_the_next_execution(tmp_path):
+    """Its status and its heat cuts travel on two topics, so a cut from the stop before a reset can
+    arrive after the status that says armed again: by the monitor's stamps it is the old stop's."""
+    from builtin_interfaces.msg import Time
+
+    from cookwala_msgs.msg import SafetyStatus
+    from cookwala_ros.ros import names
+
+    with RosHarness() as ros:
+        node = executor(ros, tmp_path)
+        io = node.io
+        monitor = ros.node("monitor")
+        status = monitor.create_publisher(SafetyStatus, names.SAFETY_STATUS, qos.latched())
+        heat = monitor.create_publisher(HeaterCommand, "/heater/command", qos.command())
+        assert ros.wait_for_subscribers(heat, 1, timeout=30) and ros.wait_for_subscribers(status, 1, timeout=30)
+
+        def cut(sec: int, source: str = names.MONITOR_HEAT_SOURCE) -> HeaterCommand:
+            return HeaterCommand(stamp=Time(sec=sec), mode=HeaterCommand.MODE_OFF, source=source)
+
+        status.publish(SafetyStatus(stamp=Time(sec=10), state=SafetyStatus.STATE_STOPPED, state_label="stopped"))
+        assert ros.wait_for(lambda: io.latched() is not None, timeout=5)
+        status.publish(SafetyStatus(stamp=Time(sec=20), state=SafetyStatus.STATE_ARMED, state_label="armed"))
+        assert ros.wait_for(lambda: io.safety is not None and io.safety.state == SafetyStatus.STATE_ARMED, timeout=5)
+        io.safety_hold()
+        assert io.admit(), io.latched()
+        heat.publish(cut(15))  # sent while stopped, delivered after the reset
+        heat.publish(cut(0, source="operator"))  # one publisher: arrives after it
+        assert ros.wait_for(lambda: io.latched() is not None, timeout=5)
+        assert "operator" in io.latched(), io.latched()  # the first latch names its cause: not the old cut
+
+        io.safety_hold()
+        assert io.admit(), io.latched()
+        heat.publish(cut(25))  # a cut after the reset: a new stop, latched at once
+        assert ros.wait_for(lambda: io.latched() is not None, timeout=5)
+        assert names.MONITOR_HEAT_SOURCE in io.latched()
