@@ -13,7 +13,7 @@ import pathlib
 import sys
 from typing import Any
 
-from cookwala_ros.core import dryrun
+from cookwala_ros.core import dryrun, json_limits
 
 
 class _BadInput(Exception):
@@ -26,9 +26,10 @@ def _read(path: str, what: str) -> Any:
     except OSError as exc:
         raise _BadInput(f"{what} {path}: cannot read ({exc.strerror})") from None
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise _BadInput(f"{what} {path}: not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+        return json_limits.loads(text)  # bounded depth and numbers: the plan walks the document
+    except json_limits.JsonInputError as exc:
+        accepts = "" if exc.kind == "malformed" else " this reader accepts"
+        raise _BadInput(f"{what} {path}: not JSON{accepts} ({exc.message})") from None
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

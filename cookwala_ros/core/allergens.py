@@ -46,15 +46,18 @@ def expand(name: str) -> set[str]:
 def recipe_allergens(recipe: dict) -> dict[str, str]:
     """canonical allergen -> where the recipe declares it (a JSON pointer)."""
     found: dict[str, str] = {}
-    declared = ((recipe.get("safety") or {}).get("allergens") or {}) if isinstance(recipe, dict) else {}
-    for key, names in declared.items():
+    safety = recipe.get("safety") if isinstance(recipe, dict) else None
+    declared = safety.get("allergens") if isinstance(safety, dict) else None
+    for key, names in (declared.items() if isinstance(declared, dict) else ()):
         if isinstance(names, list):
             for i, name in enumerate(names):
                 if isinstance(name, str):
                     for token in expand(name):
                         found.setdefault(token, f"/safety/allergens/{key}/{i}")
-    for i, ing in enumerate(recipe.get("ingredients") or [] if isinstance(recipe, dict) else []):
-        for j, name in enumerate((ing or {}).get("allergens") or []):
+    ingredients = recipe.get("ingredients") if isinstance(recipe, dict) else None
+    for i, ing in enumerate(ingredients if isinstance(ingredients, list) else ()):
+        names = ing.get("allergens") if isinstance(ing, dict) else None
+        for j, name in enumerate(names if isinstance(names, list) else ()):
             if isinstance(name, str):
                 for token in expand(name):
                     found.setdefault(token, f"/ingredients/{i}/allergens/{j}")

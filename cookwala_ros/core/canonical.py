@@ -101,6 +101,9 @@ def content_hash(value: Any) -> str:
     return "sha256:" + sha256_hex(canonical_bytes(value))
 
 
+MAX_INT_CHARS = 4300  # CPython's default int_max_str_digits
+
+
 class JsonReadError(ValueError):
     """JSON text that a strict Cookwala reader refuses (syntax, duplicate key, NaN)."""
 
@@ -118,10 +121,18 @@ def _no_constants(name: str) -> Any:
     raise JsonReadError(f"{name} is not valid JSON (RFC 8259 has no NaN or Infinity)")
 
 
+def _bounded_int(text: str) -> int:
+    """CPython refuses to convert more than 4,300 digits (a ValueError naming its own setting)."""
+    if len(text) > MAX_INT_CHARS:
+        raise JsonReadError(f"not JSON this reader accepts: an integer of {len(text)} characters "
+                            f"(at most {MAX_INT_CHARS})")
+    return int(text)
+
+
 def loads_strict(text: str | bytes) -> Any:
     """Parse JSON the way RFC 8785 assumes (I-JSON): duplicate keys and NaN/Infinity are errors."""
     try:
-        return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constants)
+        return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constants, parse_int=_bounded_int)
     except json.JSONDecodeError as exc:
         raise JsonReadError(f"not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except RecursionError:

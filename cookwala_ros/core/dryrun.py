@@ -143,7 +143,10 @@ def _caps(capabilities: Any) -> dict:
 def device_ops(capabilities: dict) -> set[str]:
     """Operations the device declares and may run (non-executable ops are ignored)."""
     out = set()
-    for record in _caps(capabilities).get("ops") or []:
+    ops = _caps(capabilities).get("ops") or []
+    if not isinstance(ops, list):
+        raise ValueError("capabilities/capabilities/ops: must be an array")
+    for record in ops:
         op_id = record.get("op") if isinstance(record, dict) else None
         if not isinstance(op_id, str):
             continue

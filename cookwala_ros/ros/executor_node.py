@@ -43,7 +43,7 @@ from rclpy.node import Node
 from cookwala_msgs.action import ExecuteNode, ExecuteRecipe
 from cookwala_msgs.msg import Event, ExecutionStatus, Heartbeat
 from cookwala_msgs.srv import GetCapabilities, GetExecution, GetLog, GetSafetyLimits, Resume, Stop
-from cookwala_ros.core import lifecycle
+from cookwala_ros.core import json_limits, lifecycle
 from cookwala_ros.device import ServedInterfaces, capabilities_document, load_device_config
 from cookwala_ros.executor import events as ev
 from cookwala_ros.executor.config import ExecutorConfig
@@ -402,7 +402,7 @@ class ExecutorNode(LockstepTick, Node):
         goal = goal_handle.request
         result = ExecuteRecipe.Result()
         try:
-            status, _ = self.service.start_execution(json.loads(goal.request_json),
+            status, _ = self.service.start_execution(json_limits.loads(goal.request_json),
                                                      goal.idempotency_key or None)
         except ServiceError as exc:
             # not an execution (bad body, idempotency conflict): aborted, no state, the problem as log_json
@@ -422,14 +422,14 @@ class ExecutorNode(LockstepTick, Node):
         goal = goal_handle.request
         result = ExecuteNode.Result()
         try:
-            status, _ = self.service.start_node(json.loads(goal.node_json),
-                                                json.loads(goal.target_json) if goal.target_json else None)
+            status, _ = self.service.start_node(json_limits.loads(goal.node_json),
+                                                json_limits.loads(goal.target_json) if goal.target_json else None)
         except ServiceError as exc:
             self.get_logger().warning(f"ExecuteNode: {exc}")
             result.deviation_json = json.dumps({"kind": "other", "detail": exc.detail})
             goal_handle.abort()
             return result
-        target = json.loads(goal.target_json) if goal.target_json else None
+        target = json_limits.loads(goal.target_json) if goal.target_json else None
         reached = [False]
 
         def feedback(current: dict) -> ExecuteNode.Feedback:
@@ -532,8 +532,8 @@ class ExecutorNode(LockstepTick, Node):
 def goal_problem(goal) -> str | None:
     """Why an ExecuteRecipe goal is inconsistent (decision 6), or None. request_json wins."""
     try:
-        request = json.loads(goal.request_json)
-    except ValueError as exc:
+        request = json_limits.loads(goal.request_json)
+    except ValueError as exc:  # JsonInputError too: 1,000 nested brackets, a 100,000-digit number
         return f"request_json: not JSON ({exc})"
     if not isinstance(request, dict):
         return "request_json: must be a JSON object (the ExecuteRequest)"
@@ -557,7 +557,7 @@ def goal_problem(goal) -> str | None:
 
 def _is_json_object(text: str) -> bool:
     try:
-        return isinstance(json.loads(text), dict)
+        return isinstance(json_limits.loads(text), dict)
     except ValueError:
         return False
 

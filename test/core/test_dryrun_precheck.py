@@ -161,3 +161,31 @@ def test_wire_request_fields_reach_the_checks():
     assert dryrun.vector_dryrun({**base, "request": {"core": "0.2.3"}}) == {"state": "accepted", "reason": None, "by": ["device"]}
     assert dryrun.vector_dryrun({**base, "request": {"busy": True}})["reason"] == "busy"
     assert dryrun.vector_dryrun({**base, "request": {"allergenBlocks": ["eggs"], "inventoryAllergens": ["Egg"]}})["reason"] == "allergen_block"
+
+
+HOSTILE_RECIPES = {
+    "nested 1,000 deep": "[" * 1000 + "]" * 1000,
+    "a 100,000-digit number": '{"servings": ' + "9" * 100_000 + "}",
+    "ingredients a string": {"ingredients": "salt"},
+    "safety an array": {"safety": [1]},
+    "allergens a string": {"safety": {"allergens": "peanut"}},
+    "an ingredient a number": {"ingredients": [7]},
+}
+
+
+@pytest.mark.parametrize("doc", HOSTILE_RECIPES.values(), ids=HOSTILE_RECIPES.keys())
+def test_cli_hostile_recipes_exit_with_a_message_not_a_traceback(files, capsys, doc):
+    recipe = _recipe({"id": "a", "op": "cw.op.cut"})
+    text = doc if isinstance(doc, str) else json.dumps({**recipe, **doc})
+    code = cli_main(["dryrun", files("r.json", text), "--device", files("c.json", CAPS), "--human-present"])
+    err = capsys.readouterr().err
+    assert code in (0, 1, 2) and "Traceback" not in err
+    if isinstance(doc, str):
+        assert code == 2 and "not JSON this reader accepts" in err, err
+
+
+def test_cli_hostile_capabilities_name_the_field(files, capsys):
+    recipe = files("r.json", _recipe({"id": "a", "op": "cw.op.cut"}))
+    caps = files("c.json", {**CAPS, "capabilities": {**CAPS["capabilities"], "ops": 7}})
+    assert cli_main(["dryrun", recipe, "--device", caps]) == 2
+    assert "capabilities/capabilities/ops" in capsys.readouterr().err

@@ -172,6 +172,12 @@ def test_goal_fields_must_agree_and_refusals_come_back_as_results(library, soup)
             assert not client.send(goal).accepted
             broken = dict(request, servings=-2)
             assert not client.send(goal_for(broken)).accepted  # breaks the schema
+            deep = goal_for(request)
+            deep.request_json = "[" * 1000 + "]" * 1000  # 2 KB: once a RecursionError that ended the node
+            assert not client.send(deep).accepted
+            huge = goal_for(request)
+            huge.request_json = json.dumps(request)[:-1] + ', "x-n": ' + "9" * 100_000 + "}"
+            assert not client.send(huge).accepted
             mismatch = request_for(soup, recipeHash="sha256:" + "3" * 64)
             handle = client.send(goal_for(mismatch))
             assert handle.accepted
@@ -219,8 +225,10 @@ def test_execute_node_runs_one_simmer_node(library):
             assert summary and summary[0]["sensor"] == "cw.sense.liquid_temp"
             assert feedback and max(f.progress for f in feedback) > 0
             assert feedback[-1].target_reached  # 7 min on a 2 kW hob: the water got to 90 °C
-            bad = action.send_goal_async(ExecuteNode.Goal(node_json="[1]"))
-            assert ros.wait_for(bad.done, timeout=10) and not bad.result().accepted
+            for text in ("[1]", "{" * 1000 + "}" * 1000, '{"n": ' + "9" * 100_000 + "}"):
+                bad = action.send_goal_async(ExecuteNode.Goal(node_json=text))
+                assert ros.wait_for(bad.done, timeout=10) and not bad.result().accepted, text[:20]
+            assert procs[-1].poll() is None, "the executor ended on a hostile goal"
     finally:
         stop_processes(procs)
 
