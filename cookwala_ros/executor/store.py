@@ -101,6 +101,10 @@ class DataDirInUse(ValueError):
     """Another process holds the data dir's lock (a ValueError: a node reports it in one line)."""
 
 
+class DataDirUnusable(ValueError):
+    """The data dir cannot be created, written or opened as a database (a node reports it in one line)."""
+
+
 _HELD: dict[str, list[int]] = {}  # lock file path -> [descriptor, Stores of this process using it]
 _HELD_LOCK = threading.Lock()
 
@@ -160,12 +164,23 @@ class Store:
         """`exclusive`: the executor's own store, which holds the data dir's lock (DataDirInUse
         when another process holds it); tools that only look at a database leave it False."""
         self.dir = pathlib.Path(data_dir).expanduser()
-        self.dir.mkdir(parents=True, exist_ok=True)
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise DataDirUnusable(f"data dir {self.dir}: cannot create it ({exc.strerror or exc})") from None
         self.path = self.dir / DB_NAME
-        self._lock_key = lock_data_dir(self.dir) if exclusive else None  # before the database is opened
+        try:
+            self._lock_key = lock_data_dir(self.dir) if exclusive else None  # before the database is opened
+        except OSError as exc:
+            raise DataDirUnusable(f"data dir {self.dir}: cannot write its lock file ({exc.strerror or exc})") from None
         self._lock = threading.RLock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")
+        try:
+            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
+            self._db.execute("PRAGMA journal_mode=WAL")
+        except sqlite3.Error as exc:
+            if self._lock_key is not None:
+                unlock_data_dir(self._lock_key)
+            raise DataDirUnusable(f"data dir {self.dir}: cannot open {DB_NAME} ({exc})") from None
         self._db.execute("PRAGMA synchronous=FULL")
         self._db.execute("PRAGMA foreign_keys=ON")
         self._db.executescript(_SCHEMA)

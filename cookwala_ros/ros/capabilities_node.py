@@ -19,7 +19,7 @@ from rclpy.node import Node
 from cookwala_msgs.srv import GetCapabilities
 from cookwala_ros.ros.node_main import run_node
 from cookwala_ros.ros.params import ParamSpec, declare_parameters
-from cookwala_ros.device import ServedInterfaces, capabilities_document, load_device_config
+from cookwala_ros.device import ServedInterfaces, capabilities_document, load_device_config, load_robot_files
 from cookwala_ros.ros import names
 
 SERVICE_NAME = names.CAPABILITIES_SERVICE
@@ -36,6 +36,7 @@ class CapabilitiesNode(Node):
         device_file = declare_parameters(self, PARAMETERS)["device_file"] or None
         # Raises DeviceConfigError naming the key: main() turns it into a clean exit.
         self.config = load_device_config(device_file)
+        load_robot_files(self.config)  # the arm it advertises must load (URDF and poses), like the executor's
         served = self._served(self.get_parameter("executor_node").value)
         self._document_json = json.dumps(capabilities_document(self.config, served), separators=(",", ":"))
         self._service = self.create_service(

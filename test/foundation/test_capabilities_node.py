@@ -88,3 +88,19 @@ def test_bad_device_file_stops_the_node_naming_the_key(tmp_path):
         output = stop_node(proc)
     assert proc.returncode == 2
     assert "heaters[0].power_w: expected a number" in output
+
+
+def test_a_missing_urdf_stops_the_node_naming_the_key(tmp_path):
+    source = load_device_config().source
+    text = open(source).read()
+    config = load_device_config()
+    urdf = config.raw["arm"]["robot_description"]
+    device = tmp_path / "device.yaml"
+    device.write_text(text.replace(urdf, "/nonexistent/arm.urdf"))
+    proc = start_node("-p", f"device_file:={device}")
+    try:
+        proc.wait(timeout=20)
+    finally:
+        output = stop_node(proc)
+    assert proc.returncode == 2
+    assert "arm.robot_description" in output and "Traceback" not in output, output
