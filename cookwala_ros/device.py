@@ -8,6 +8,7 @@ is generated from it, never written by hand.
 
 from __future__ import annotations
 
+import difflib
 import pathlib
 import re
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ from typing import Any
 import yaml
 
 from cookwala_ros import CORE_VERSION
+from cookwala_ros.core import units, vocab
 from cookwala_ros.resources import share_path
 from cookwala_ros.ros import names  # the name table (plain strings, no rclpy)
 
@@ -164,6 +166,18 @@ def _check_vocab_id(value: Any, prefix: str, where: str) -> str:
     return value
 
 
+def _check_known(value: str, kind: str, where: str) -> str:
+    """A misspelt id would silently change who does and verifies each step: it must be in the
+    vocabulary (a sensor alias counts)."""
+    known = vocab.is_known_op(value) if kind == "op" else (value in vocab.sensor_ids() or value in vocab.sensor_aliases())
+    if not known:
+        near = difflib.get_close_matches(value, vocab.operations() if kind == "op" else vocab.sensor_ids(), n=1)
+        article = "an" if kind == "op" else "a"
+        raise DeviceConfigError(f"{where}: {value!r} is not {article} {kind} of the vocabulary"
+                                + (f" (did you mean {near[0]!r}?)" if near else ""))
+    return value
+
+
 @dataclass(frozen=True)
 class DeviceConfig:
     """The checked device file. `raw` keeps the mapping for sections later readers add."""
@@ -267,8 +281,13 @@ def parse_device_config(raw: Any, source: str = "<memory>") -> DeviceConfig:
                 raise DeviceConfigError(f"heaters[{i}].modes[{j}]: expected a string (quote it), got {mode!r}")
     sensors = _check_list_of(top.get("sensors") or [], "sensor", "sensors")
     for i, sensor in enumerate(sensors):
-        _check_vocab_id(sensor["sensor"], "cw.sense.", f"sensors[{i}].sensor")
-    ops = tuple(_check_vocab_id(op, "cw.op.", f"ops[{i}]") for i, op in enumerate(top["ops"]))
+        _check_known(_check_vocab_id(sensor["sensor"], "cw.sense.", f"sensors[{i}].sensor"), "sensor",
+                     f"sensors[{i}].sensor")
+        if sensor.get("unit") is not None and sensor["unit"] not in units.WIRE_UNITS:
+            raise DeviceConfigError(f"sensors[{i}].unit: {sensor['unit']!r} is not a unit of the standard "
+                                    f"(one of {', '.join(sorted(units.WIRE_UNITS))})")
+    ops = tuple(_check_known(_check_vocab_id(op, "cw.op.", f"ops[{i}]"), "op", f"ops[{i}]")
+                for i, op in enumerate(top["ops"]))
     if len(set(ops)) != len(ops):
         raise DeviceConfigError("ops: an operation is listed twice")
     safety = _check_mapping(top["safety"], _SECTIONS["safety"], "safety")

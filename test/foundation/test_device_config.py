@@ -43,6 +43,11 @@ def test_packaged_device_file_loads():
         (lambda d: d["safety"].update(emergency_stop="maybe"), "safety.emergency_stop: expected one of"),
         (lambda d: d.update(colour="red"), "colour: unknown key"),
         (lambda d: d["arm"].pop("trajectory_topic"), "arm.trajectory_topic: missing"),
+        # a misspelt id would change who does and verifies each step: named, with the nearest id
+        (lambda d: d["sensors"][0].update(sensor="cw.sense.liquid_tmep"),
+         "sensors[0].sensor: 'cw.sense.liquid_tmep' is not a sensor of the vocabulary (did you mean 'cw.sense.liquid_temp'?)"),
+        (lambda d: d["ops"].__setitem__(2, "cw.op.simmr"), "ops[2]: 'cw.op.simmr' is not an op of the vocabulary (did you mean 'cw.op.simmer'?)"),
+        (lambda d: d["sensors"][0].update(unit="furlongs"), "sensors[0].unit: 'furlongs' is not a unit of the standard"),
     ],
 )
 def test_bad_entries_are_named(raw_device, mutate, message):
