@@ -18,7 +18,7 @@ import pathlib
 import threading
 from dataclasses import dataclass, replace
 
-from cookwala_ros.core import versions
+from cookwala_ros.core import json_limits, versions
 from cookwala_ros.core.trust import document_hash
 
 SUFFIX = ".cookwala.json"
@@ -51,7 +51,7 @@ def check_recipe_file(path: str | pathlib.Path) -> LibraryRecipe:
     """Read, schema-check and hash one recipe file; LibraryError says what is wrong."""
     path = pathlib.Path(path)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = json_limits.loads(path.read_bytes())  # bounded depth and numbers: schema checks walk it
     except OSError as exc:
         raise LibraryError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except ValueError as exc:
