@@ -153,7 +153,7 @@ def trajectory_msg(data: TrajectoryData) -> JointTrajectory:
 
 
 def halt_trajectory_msg(holder: HaltPlan | HoldBuilder | None, joint_state, now_s: float | None = None,
-                        joint_names=()) -> JointTrajectory:
+                        joint_names=(), steady_s: float | None = None) -> JointTrajectory:
     """The arm halt from the latest sensor_msgs/JointState (a hold point, or the fallback without points).
 
     A caller that re-sends its halt passes its HaltPlan (with now_s), so the re-sends keep the
@@ -165,7 +165,8 @@ def halt_trajectory_msg(holder: HaltPlan | HoldBuilder | None, joint_state, now_
     points, which ROS 2 JTCs reject (no motion commanded) and ROS 1's joint_trajectory_controller
     read as stop; the caller sees no points and relies on its other stops (goal cancel, the monitor).
     now_s (the caller's ROS time, the clock the arm stamps its states with) lets the hold account
-    for how far the arm moved since its state was measured.
+    for how far the arm moved since its state was measured; steady_s (the caller's steady clock)
+    times the gaps between a HaltPlan's re-sends.
     """
     if holder is not None and joint_state is not None:
         try:
@@ -175,7 +176,7 @@ def halt_trajectory_msg(holder: HaltPlan | HoldBuilder | None, joint_state, now_
             stamp_s = joint_state.header.stamp.sec + joint_state.header.stamp.nanosec * 1e-9
             age_s = now_s - stamp_s if now_s is not None and stamp_s > 0 else 0.0
             if isinstance(holder, HaltPlan) and now_s is not None:
-                return trajectory_msg(holder.halt(positions, velocities, age_s, now_s))
+                return trajectory_msg(holder.halt(positions, velocities, age_s, now_s, steady_s))
             builder = holder.builder if isinstance(holder, HaltPlan) else holder
             return trajectory_msg(builder.hold(positions, velocities, age_s))
         except (ValueError, TypeError):

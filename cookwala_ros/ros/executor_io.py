@@ -444,7 +444,7 @@ class DeviceIO:
                     with self._lock:
                         joints = self.joints
                     now_s = self.node.get_clock().now().nanoseconds * 1e-9
-                    self._send_trajectory(halt_trajectory_msg(self.arm_hold, joints, now_s), energising=False)
+                    self._send_trajectory(halt_trajectory_msg(self.arm_hold, joints, now_s, steady_s=time.monotonic()), energising=False)
             elif commands.arm_pose:
                 if self._latch is None:
                     self._move_to(commands.arm_pose)

@@ -312,7 +312,7 @@ class SafetyMonitorNode(LatchPersistence, MonitorLifecycle, LifecycleNode):
             now = self.get_clock().now()
             self._halt_heat.stamp = now.to_msg()  # the executor tells this cut from one sent before a reset
             now_s = now.nanoseconds * 1e-9
-            trajectory = halt_trajectory_msg(self._halt_hold, self._halt_joints, now_s)
+            trajectory = halt_trajectory_msg(self._halt_hold, self._halt_joints, now_s, steady_s=time.monotonic())
         except Exception:  # noqa: BLE001 - never let building it keep the halt from going out
             trajectory = self._halt_traj
         self._traj_pub.publish(trajectory)

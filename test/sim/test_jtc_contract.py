@@ -190,6 +190,25 @@ def test_re_sent_halts_keep_the_rest_point_of_the_first():
     assert replanned.positions == tuple(moved[n] for n in NAMES)
 
 
+def test_re_sends_on_a_fast_sim_clock_keep_the_rest_point():
+    """The monitor re-sends every 0.1 s of steady time; at a real-time factor of 20 that is 2 s of
+    sim time. The gap between re-sends is the steady one: the braking arm's later states (still
+    moving, from a late measurement) must not give a new rest point."""
+    plan = HaltPlan(HOLD)
+    q, v = dict(zip(NAMES, [0.0] * N)), dict(zip(NAMES, [2.0] + [0.0] * (N - 1)))
+    first = plan.halt(q, v, 0.0, now_s=10.0, steady_s=500.0).points[0]
+    braking = dict(q, shoulder_pan_joint=first.positions[0] - 0.07)
+    again = plan.halt(braking, dict(v, shoulder_pan_joint=0.5), 0.0, now_s=12.0, steady_s=500.1).points[0]
+    assert again.positions == first.positions  # kept: a hold at the first rest point
+    # the same re-send timed on the sim clock alone (2 s apart) was a new plan from the braking state
+    sim_only = HaltPlan(HOLD)
+    sim_only.halt(q, v, 0.0, now_s=10.0)
+    assert sim_only.halt(braking, dict(v, shoulder_pan_joint=0.5), 0.0, now_s=12.0).points[0].positions != first.positions
+    # a halt long after the last on the steady clock plans afresh
+    later = plan.halt(braking, None, 0.0, now_s=13.0, steady_s=500.1 + NEW_PLAN_AFTER_S + 0.01).points[0]
+    assert later.positions == tuple(braking[n] for n in NAMES)
+
+
 def test_a_halt_long_after_the_last_starts_a_new_plan():
     plan = HaltPlan(HOLD)
     q, v = dict(zip(NAMES, [0.0] * N)), dict(zip(NAMES, [2.0] + [0.0] * (N - 1)))
