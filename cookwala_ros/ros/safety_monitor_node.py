@@ -101,7 +101,8 @@ except ImportError:
 
 
 def _fail_safe(callback):
-    """An exception in an input callback must not kill the monitor: log it and halt."""
+    """An exception in an input callback must not kill the monitor: log it, stop (latched, the
+    gate closed) and halt."""
 
     @functools.wraps(callback)
     def guarded(self, *args):
@@ -109,12 +110,15 @@ def _fail_safe(callback):
             with self.lock:
                 return callback(self, *args)
         except Exception as exc:  # noqa: BLE001 - the process must keep running and commanding
-            self.get_logger().error(f"{callback.__name__} failed: {exc!r}; halting to be safe")
-            try:
-                with self.lock:
-                    self._halt()
-            except Exception:  # noqa: BLE001
-                pass
+            self.get_logger().error(f"{callback.__name__} failed: {exc!r}; stopping to be safe")
+            with self.lock:
+                for step in (lambda: self.monitor is not None and self.monitor.on_internal_error(
+                                 f"the monitor's {callback.__name__} failed: {exc!r}"[:300], time.monotonic()),
+                             self._halt, self._report):
+                    try:  # each on its own: a failing report must not keep the halt from going out
+                        step()
+                    except Exception:  # noqa: BLE001
+                        pass
             return args[-1] if len(args) == 2 else None  # a service callback returns its response
 
     return guarded

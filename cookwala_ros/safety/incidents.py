@@ -16,6 +16,7 @@ import math
 _BY_TRIGGER = {
     "estop": ("cookwala.safety.estop", None),
     "stop_request": ("cookwala.safety.estop", None),
+    "monitor_error": ("cookwala.device.fault", "cw.incident.equipment_failure"),
     "heartbeat_lost": ("cookwala.device.fault", "cw.incident.equipment_failure"),
     "stale": ("cookwala.device.fault", "cw.incident.sensor_failure"),
     "unverifiable": ("cookwala.device.fault", "cw.incident.sensor_failure"),

@@ -191,6 +191,14 @@ class Monitor:
         return self.arbiter.fire(trigger, detail, now)
 
     # -- inputs ---------------------------------------------------------------------------
+    def on_internal_error(self, detail: str, now: float) -> bool:
+        """One of the monitor's own callbacks failed: stop, latched, like any trigger. A halt
+        without a stop left the monitor armed and its gate forwarding heat again (issue 16, item 5).
+        Only the first failure while armed makes an episode; later ones only halt again."""
+        if self.arbiter.state != ARMED:
+            return True
+        return self._fire("monitor_error", detail, now)
+
     def on_stop_request(self, requested_by: str, reason: str, now: float) -> bool:
         return self._fire("stop_request", f"Stop requested by {requested_by or 'someone'}: {reason or 'no reason given'}", now)
 
