@@ -30,7 +30,6 @@ MAX_EXTRAPOLATION_S = 0.1  # a joint state older than this is not extrapolated t
 DECEL_FRACTION = 0.8  # share of the acceleration limit a halt plans with (headroom for its transit time)
 NEW_PLAN_AFTER_S = 0.5  # a halt this long after the previous one starts a new plan [s]
 HOLD_TOLERANCE = 0.01  # a finished plan is kept while the arm is this close to its rest point [rad or m]
-BRAKING_SPEED = 0.01  # ... or while it still moves faster than this (the monitor's standstill) [rad/s or m/s]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -206,10 +205,6 @@ class HoldBuilder:
         return TrajectoryData(self.joint_names, (point,), stamp_s=0.0)
 
 
-def _still_braking(velocities: Mapping[str, float] | None) -> bool:
-    return bool(velocities) and max(abs(v) for v in velocities.values()) > BRAKING_SPEED
-
-
 class HaltPlan:
     """The halts of one stop, for a caller that re-sends its halt (the monitor every 0.1 s).
 
@@ -218,8 +213,8 @@ class HaltPlan:
     it has already passed or not yet reached, and a stopped arm would move again. The first halt
     (or one NEW_PLAN_AFTER_S after the previous) plans the rest point; later ones keep it, with
     the time left of that plan, then as a plain hold once the plan has run out. A plan that ran
-    out with the arm at rest away from its rest point (someone moved it) is replaced by a new one
-    from the measurement. Plan times are the caller's ROS time, the clock the arm runs on; the gap
+    out with the arm away from its rest point (someone moved it) is replaced by a new one from
+    the measurement. Plan times are the caller's ROS time, the clock the arm runs on; the gap
     between re-sends is the caller's steady clock (`steady_s`) where it has one: the monitor
     re-sends every 0.1 s of steady time, which is 2 s of sim time at a real-time factor of 20,
     and a gap read in sim time made every re-send a new plan from a braking arm's state.
@@ -242,9 +237,7 @@ class HaltPlan:
             if remaining > 1e-3:
                 return self._point(self._target, remaining)
             off = [abs(positions.get(name, math.inf) - goal) for name, goal in zip(self.builder.joint_names, self._target)]
-            if max(off) <= HOLD_TOLERANCE or _still_braking(velocities):
-                # at its rest point, or still on its way there (a state measured while it braked):
-                # a new plan from that state would ask for another rest point and move it again
+            if max(off) <= HOLD_TOLERANCE:
                 return self._point(self._target, self.builder.min_time_s)
         plan = self.builder.hold(positions, velocities, age_s)
         self._target, self._start_s = plan.points[0].positions, now_s

@@ -190,23 +190,21 @@ def test_re_sent_halts_keep_the_rest_point_of_the_first():
     assert replanned.positions == tuple(moved[n] for n in NAMES)
 
 
-def test_re_sends_on_a_fast_sim_clock_keep_the_rest_point():
+def test_re_sends_are_timed_on_the_steady_clock_where_the_caller_has_one():
     """The monitor re-sends every 0.1 s of steady time; at a real-time factor of 20 that is 2 s of
-    sim time. The gap between re-sends is the steady one: the braking arm's later states (still
-    moving, from a late measurement) must not give a new rest point."""
+    sim time, which alone would make every re-send a new plan (NEW_PLAN_AFTER_S)."""
     plan = HaltPlan(HOLD)
     q, v = dict(zip(NAMES, [0.0] * N)), dict(zip(NAMES, [2.0] + [0.0] * (N - 1)))
     first = plan.halt(q, v, 0.0, now_s=10.0, steady_s=500.0).points[0]
-    braking = dict(q, shoulder_pan_joint=first.positions[0] - 0.07)
-    again = plan.halt(braking, dict(v, shoulder_pan_joint=0.5), 0.0, now_s=12.0, steady_s=500.1).points[0]
-    assert again.positions == first.positions  # kept: a hold at the first rest point
-    # the same re-send timed on the sim clock alone (2 s apart) was a new plan from the braking state
-    sim_only = HaltPlan(HOLD)
+    near = dict(zip(NAMES, first.positions), shoulder_pan_joint=first.positions[0] + 0.005)  # within tolerance
+    again = plan.halt(near, None, 0.0, now_s=12.0, steady_s=500.1).points[0]
+    assert again.positions == first.positions and again.time_from_start == HOLD_MIN_TIME_S  # kept: a plain hold
+    sim_only = HaltPlan(HOLD)  # the same re-sends timed by the sim clock: a new plan from the measurement
     sim_only.halt(q, v, 0.0, now_s=10.0)
-    assert sim_only.halt(braking, dict(v, shoulder_pan_joint=0.5), 0.0, now_s=12.0).points[0].positions != first.positions
-    # a halt long after the last on the steady clock plans afresh
-    later = plan.halt(braking, None, 0.0, now_s=13.0, steady_s=500.1 + NEW_PLAN_AFTER_S + 0.01).points[0]
-    assert later.positions == tuple(braking[n] for n in NAMES)
+    assert sim_only.halt(near, None, 0.0, now_s=12.0).points[0].positions == tuple(near[n] for n in NAMES)
+    later = dict(zip(NAMES, [1.0] * N))
+    fresh = plan.halt(later, None, 0.0, now_s=13.0, steady_s=500.1 + NEW_PLAN_AFTER_S + 0.01).points[0]
+    assert fresh.positions == tuple(later[n] for n in NAMES)  # long after on the steady clock: a new plan
 
 
 def test_a_halt_long_after_the_last_starts_a_new_plan():
