@@ -63,6 +63,7 @@ NODE_NAME = names.EXECUTOR_NODE
 
 MONITOR_CHECK_S = 0.05  # how often the monitor's freshness is checked [s, steady clock]
 TICK_HUNG_S = 0.5  # a control tick running this long stops the heater keep-alive [s, steady clock]
+HTTP_START_WAIT_S = 10.0  # how long start-up waits to learn whether the HTTP API could listen [s]
 
 
 _NODE_NAME = re.compile(r"^/?[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*$")
@@ -211,6 +212,14 @@ class ExecutorNode(LockstepTick, Node):
         thread = threading.Thread(target=server.run, name="http", daemon=True)
         thread.start()
         self._http = (server, thread)
+        # A port it cannot listen on ends uvicorn's thread (it logs the OS error): the node must
+        # not stay up without its API. Slow is not dead: after HTTP_START_WAIT_S it goes on.
+        deadline = time.monotonic() + HTTP_START_WAIT_S
+        while not server.started and thread.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        if not server.started and not thread.is_alive():
+            raise ValueError(f"parameter 'http_port': the HTTP API cannot listen on {self.http_bind}:{self.http_port} "
+                             "(the port is in use or not allowed)")
 
     # ------------------------------------------------------------------ loops
 

@@ -93,11 +93,9 @@ from cookwala_ros.safety.monitor import HeaterReading, Monitor, MonitorConfig, f
 from cookwala_ros.safety.packs import PackError, load_effective_pack
 from cookwala_ros.safety.rules import PresenceReading
 
-try:  # cancel FollowJointTrajectory goals too, where the controller offers the action
-    import control_msgs.action  # noqa: F401
-    from action_msgs.srv import CancelGoal
-except ImportError:
-    CancelGoal = None
+# FollowJointTrajectory goals are cancelled too, where the controller offers the action: its
+# cancel service is action_msgs' CancelGoal, whatever the action type (no control_msgs needed).
+from action_msgs.srv import CancelGoal
 
 
 def _fail_safe(callback):
@@ -248,8 +246,7 @@ class SafetyMonitorNode(LatchPersistence, MonitorLifecycle, LifecycleNode):
         self._status_pub = self.create_publisher(SafetyStatus, names.SAFETY_STATUS, qos.latched())
         self._event_pub = self.create_publisher(Event, names.EVENTS, qos.events())
         self._diag_pub = self.create_publisher(DiagnosticArray, names.DIAGNOSTICS, qos.sensor())
-        self._cancel = (self.create_client(CancelGoal, f"{topics.arm_follow_joint_trajectory}/_action/cancel_goal")
-                        if CancelGoal else None)
+        self._cancel = self.create_client(CancelGoal, f"{topics.arm_follow_joint_trajectory}/_action/cancel_goal")
         lease = self._p("heartbeat_lease_s")
         s = self.stop_inputs
         self._stop_entities = [

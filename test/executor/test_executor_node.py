@@ -248,6 +248,19 @@ def test_bad_parameters_stop_the_node_with_a_message(tmp_path, params, message):
     assert code == 2 and message in out and "Traceback" not in out, out
 
 
+def test_a_port_in_use_stops_the_node_naming_the_parameter(tmp_path):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = start_node("cookwala_ros.ros.executor_node", {"data_dir": str(tmp_path), "http_port": port,
+                                                             "http_bind": "127.0.0.1"}, capture=True)
+        code, out = wait_exit(proc)
+    assert code == 2 and "parameter 'http_port'" in out and f"127.0.0.1:{port}" in out, out
+
+
 def test_bad_device_file_stops_the_node_naming_the_key(tmp_path, repo_root):
     text = (repo_root / "config" / "device.yaml").read_text().replace("http_port: 0 ", "http_port: 99999 ")
     device = tmp_path / "device.yaml"
