@@ -13,6 +13,7 @@ each other. ROS isolation (domain id, localhost discovery, log dir) comes from t
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -99,6 +100,17 @@ class RosHarness:
         self.close()
 
 
+def record_retry(where: str, why: str) -> None:
+    """Issue 22 wants every retry and re-arm gone from the suite: until then each one is written
+    to `retries.log` in the run's ROS_LOG_DIR (printed by `make test`), so a run shows how often
+    the scheduler's luck was needed, and where."""
+    folder = os.environ.get("ROS_LOG_DIR")
+    if folder:
+        with open(os.path.join(folder, "retries.log"), "a", encoding="utf-8") as log:
+            log.write(f"{time.strftime('%H:%M:%S')} {os.environ.get('PYTEST_CURRENT_TEST', '?').split(' ')[0]} "
+                      f"{where}: {why}\n")
+
+
 def wait_armed_and_ready(watch, reset: Callable[[], Any], describe: Callable[[], str], timeout: float) -> None:
     """Until `watch` (a test's observer with `state_label` and `executor_ready`) sees an armed
     monitor and the executor's word that it would cook (ros/readiness.py); a monitor stopped
@@ -109,6 +121,7 @@ def wait_armed_and_ready(watch, reset: Callable[[], Any], describe: Callable[[],
             f"armed and the executor ready to cook: not within {timeout} s (monitor {describe()}; executor: "
             f"{watch.executor_ready[1] if watch.executor_ready else 'no diagnostics from it'})")
         if watch.state_label in ("stopped", "fault"):
+            record_retry("wait_armed_and_ready", f"monitor {describe()}: reset")
             reset()
             time.sleep(0.5)
         time.sleep(0.05)

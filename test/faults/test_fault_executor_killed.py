@@ -32,6 +32,7 @@ from fault_up_scene import RESTART_LINE, WATER, UpScene, Watcher, epoch, get, st
 from cookwala_ros.core import schemas  # noqa: E402
 from cookwala_ros.core.execution_log import TRACE_FIELD  # noqa: E402
 from cookwala_ros.http.server import free_port  # noqa: E402
+from ros_helpers import record_retry  # noqa: E402
 
 RTF = 10.0
 FINAL = ("completed", "stopped", "refused", "failed")
@@ -70,6 +71,8 @@ def cook_until_heating(watcher: Watcher, base: str, recipe: dict, attempts: int 
             time.sleep(0.05)
         print(f"attempt {attempt + 1}: the cook ended {execution['state']} before the kill "
               f"({execution.get('refusal') or execution.get('x-cookwala-ros-reason')}; monitor {watcher.describe_status()})")
+        record_retry("cook_until_heating", f"the cook ended {execution['state']} before the kill; monitor "
+                                          f"{watcher.describe_status()}")
     raise AssertionError(f"no cook reached the simmer in {attempts} attempts (see the lines above)")
 
 

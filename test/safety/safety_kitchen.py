@@ -27,6 +27,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from cookwala_msgs.msg import Event, ExecutionStatus, HeaterCommand, HeaterState, Heartbeat, Presence, SafetyStatus
 from cookwala_msgs.srv import GetSafetyLimits, ResetSafety, Stop, TightenSafetyLimits
 from cookwala_ros.ros import qos
+from ros_helpers import record_retry
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 STILL = 0.01  # rad/s, the monitor's standstill_velocity
@@ -300,6 +301,7 @@ def drive(probe, direction: int):
     for _ in range(3):
         if _drive_once(probe, direction):
             return
+        record_retry("drive", f"monitor {probe._describe(probe.status())}")
         rearm(probe)
     raise AssertionError(f"could not get the arm moving while armed (last trigger {probe.status().last_trigger})")
 

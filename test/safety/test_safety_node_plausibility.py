@@ -20,6 +20,7 @@ from safety_kitchen import Probe, rearm, start_node, start_script, stop_processe
 
 from cookwala_ros.core import plausibility  # noqa: E402
 from cookwala_ros.core.heat_model import ThermalParams  # noqa: E402
+from ros_helpers import record_retry  # noqa: E402
 
 RTF = 20.0
 REACTION_S = 2.0  # hob s: the state period (0.1 s) and the monitor's halt, with room for a busy host
@@ -54,6 +55,7 @@ def test_a_stuck_medium_sensor_is_cut_by_the_monitor_alone(medium):
             if not status.last_trigger.startswith(("heartbeat_lost", "stale")):
                 break
             print(f"\nstopped by {status.last_trigger} ({status.last_trigger_detail}): again")
+            record_retry("plausibility", f"stopped by {status.last_trigger} ({status.last_trigger_detail})")
             time.sleep(1.0)
         assert status.last_trigger.startswith("sensor_implausible:"), (status.last_trigger, status.last_trigger_detail)
         off = probe.wait_for(lambda: next((m for _, m in list(probe.heater) if _stamp(m) > _stamp(on)
