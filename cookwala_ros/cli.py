@@ -20,6 +20,7 @@ COMMANDS: dict[str, str] = {
     "sign": "sign a Cookwala document with an Ed25519 key",
     "verify": "verify a document's hash and signature against trusted key records",
     "dryrun": "pre-start check of a recipe against a device: who does each step, or why it is refused",
+    "team": "teaming (plan: who of several robots does each step of a recipe, and when)",
     "conformance": "run conformance vector files and print a table per file",
     "schemas": "schema tools (bundle: write the offline schema bundle)",
     "log": "execution logs (plot: render a temperature plot)",

@@ -95,10 +95,9 @@ def recipe_nodes(recipe: Any) -> list[dict]:
     return process["nodes"]
 
 
-def graph_order(recipe: dict) -> list[dict]:
-    """Nodes in dependency order (explicit edges, or inputs naming another node's output);
-    ties and unrelated nodes keep the recipe's order. A cycle falls back to the recipe order."""
-    nodes = recipe_nodes(recipe)
+def _dependencies(recipe: dict, nodes: list[dict]) -> dict[int, set[int]]:
+    """node index -> indices of the nodes that must come after it: explicit edges (unknown ids
+    ignored), and inputs (or `into`) naming another node's output."""
     index = {n["id"]: i for i, n in enumerate(nodes)}
     producers = {n["output"]: i for i, n in enumerate(nodes) if isinstance(n.get("output"), str)}
     after: dict[int, set[int]] = {i: set() for i in range(len(nodes))}
@@ -112,6 +111,25 @@ def graph_order(recipe: dict) -> list[dict]:
             j = producers.get(ref)
             if j is not None and j != i:
                 after[j].add(i)
+    return after
+
+
+def node_predecessors(recipe: dict) -> dict[str, tuple[str, ...]]:
+    """node id -> ids of the nodes it directly follows (the dependencies `graph_order` uses),
+    in recipe order. Unlike `graph_order` a cycle is kept: the caller decides what it means."""
+    nodes = recipe_nodes(recipe)
+    before: dict[int, set[int]] = {i: set() for i in range(len(nodes))}
+    for i, targets in _dependencies(recipe, nodes).items():
+        for t in targets:
+            before[t].add(i)
+    return {nodes[i]["id"]: tuple(nodes[j]["id"] for j in sorted(before[i])) for i in range(len(nodes))}
+
+
+def graph_order(recipe: dict) -> list[dict]:
+    """Nodes in dependency order (explicit edges, or inputs naming another node's output);
+    ties and unrelated nodes keep the recipe's order. A cycle falls back to the recipe order."""
+    nodes = recipe_nodes(recipe)
+    after = _dependencies(recipe, nodes)
     indegree = {i: 0 for i in after}
     for targets in after.values():
         for t in targets:

@@ -67,8 +67,9 @@ class Auction:
     """
 
     def __init__(self, cfp: CallForProposals, clock: Clock, *, roster: Iterable[str] | None = None,
-                 handoff_s: float = DEFAULT_HANDOFF_S):
+                 handoff_s: float = DEFAULT_HANDOFF_S, assumptions: Iterable[str] = ()):
         self.cfp = cfp
+        self.assumptions = tuple(assumptions)  # carried into the TeamPlan's assumptions
         self._clock = clock
         self.roster = None if roster is None else frozenset(roster)
         self.handoff_s = handoff_s
@@ -160,7 +161,7 @@ class Auction:
         if self._window_shut() is None:
             self._closed_by = "closed"
         schedule = allocate(self.cfp.tasks, self.bids, declines=self.declines, handoff_s=self.handoff_s,
-                            roster=sorted(self.roster or ()))
+                            roster=sorted(self.roster or ()), assumptions=self.assumptions)
         by_actor: dict[str, list[str]] = {}
         for scheduled in sorted(schedule.tasks.values(), key=lambda s: (s.start_s, s.task_id)):
             by_actor.setdefault(scheduled.actor_id, []).append(scheduled.task_id)

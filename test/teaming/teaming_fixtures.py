@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import pathlib
+
+import pytest
+
 from cookwala_ros.core.sensor_trust import parse_time
 from cookwala_ros.teaming.types import Bid, CallForProposals, Task
 
@@ -38,3 +43,17 @@ def cfp(*tasks: Task, cfp_id: str = "cfp-1", deadline: str | None = DEADLINE) ->
 
 def bid(actor: str, task: str, duration: float, *, eta: float = 0.0, cfp_id: str = "cfp-1") -> Bid:
     return Bid(cfp_id, actor, task, True, eta, duration)
+
+
+def standard_validator(spec_dir: pathlib.Path, ref: str):
+    """A Draft 2020-12 validator for `ref` (e.g. `advice.schema.json#/$defs/TeamPlan`) over the
+    published standard's schemas; skips the test without jsonschema/referencing."""
+    jsonschema = pytest.importorskip("jsonschema")
+    referencing = pytest.importorskip("referencing")
+    resources = []
+    for path in sorted((spec_dir / "schemas").glob("*.schema.json")):
+        document = json.loads(path.read_text(encoding="utf-8"))
+        resources.append((document["$id"], referencing.Resource.from_contents(document)))
+    registry = referencing.Registry().with_resources(resources)
+    return jsonschema.Draft202012Validator({"$ref": "https://cookwala.ai/v1/schemas/" + ref}, registry=registry,
+                                           format_checker=jsonschema.FormatChecker())

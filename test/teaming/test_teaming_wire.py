@@ -11,7 +11,7 @@ from cookwala_ros.teaming.types import (
     Award, Bid, CallForProposals, Decline, Task, TaskNeeds, answers_from_team_data,
 )
 
-from teaming_fixtures import bid, cfp
+from teaming_fixtures import bid, cfp, standard_validator
 
 TASKS = (Task("r#n1", "cw.op.simmer", 600, needs=TaskNeeds(("cw.eq.heat.hob",), ("cw.sense.liquid_temp",), True),
               resources=("appliance:hob-1",)),
@@ -73,21 +73,8 @@ def test_malformed_calls_name_the_field(mutate, field):
 
 
 def test_team_data_and_team_plan_validate_against_the_standard(spec_dir):
-    jsonschema = pytest.importorskip("jsonschema")
-    referencing = pytest.importorskip("referencing")
-    resources = []
-    for path in sorted((spec_dir / "schemas").glob("*.schema.json")):
-        document = json.loads(path.read_text(encoding="utf-8"))
-        resources.append((document["$id"], referencing.Resource.from_contents(document)))
-    registry = referencing.Registry().with_resources(resources)
-    base = "https://cookwala.ai/v1/schemas/"
-
-    def validator(ref: str):
-        return jsonschema.Draft202012Validator({"$ref": base + ref}, registry=registry,
-                                               format_checker=jsonschema.FormatChecker())
-
-    team_data = validator("event.schema.json#/$defs/TeamData")
-    team_plan = validator("advice.schema.json#/$defs/TeamPlan")
+    team_data = standard_validator(spec_dir, "event.schema.json#/$defs/TeamData")
+    team_plan = standard_validator(spec_dir, "advice.schema.json#/$defs/TeamPlan")
     call = cfp(*TASKS)
     documents = [call.to_team_data(), Bid("cfp-1", "robot:a", "r#n1", True, 5, 600, None, 80).to_team_data(),
                  Decline("cfp-1", "robot:b", "r#n2", "busy").to_team_data(),
