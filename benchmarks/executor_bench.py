@@ -8,6 +8,11 @@
 a temp dir); T client threads, each with a keep-alive httpx client, GET the status of one
 execution as fast as they can. Prints requests/s and latency percentiles.
 
+`lockstep`: the sample soup and the standard's lentil soup cooked in lock-step (the /clock
+steps only when every participant finished the last step) with the safety monitor: wall time,
+simulated time and the effective real-time factor. A figure of issue 22: the lentil soup's 4,920
+simulated seconds in under 60 s of wall time on 2 cores.
+
 `cook`: the simulated kitchen (config/bringup/kitchen.yaml: sim clock, arm, heater, executor;
 the safety monitor with --with-safety-monitor) as processes, and the sample soup cooked over HTTP at each real-time factor.
 At RTF 1 the full soup takes its real ~36 simulated minutes; by default RTF 1 cooks the short
@@ -116,11 +121,11 @@ def bench_poll(threads: int, seconds: float) -> None:
           f"   p99 {_percentile(flat, 0.99) * 1e3:6.2f} ms   max {max(flat) * 1e3:6.2f} ms")
 
 
-def bench_cook(rtf: float, recipe: pathlib.Path, with_monitor: bool) -> None:
+def bench_cook(rtf: float, recipe: pathlib.Path, with_monitor: bool, clock: str = "rtf") -> None:
     from cookwala_ros.http.demo_client import cook
     from cookwala_ros.ros.recipe_demo import LiveKitchen, request_for_recipe
 
-    with LiveKitchen(rtf=rtf, recipes=[recipe], quiet=True, with_safety_monitor=with_monitor) as kitchen:
+    with LiveKitchen(rtf=rtf, recipes=[recipe], quiet=True, with_safety_monitor=with_monitor, clock=clock) as kitchen:
         request = request_for_recipe(json.loads(recipe.read_text(encoding="utf-8")), key=f"bench-{rtf:g}-{time.time_ns()}")
         t0 = time.monotonic()
         result = cook(kitchen.base_url, request, out=open("/dev/null", "w"), poll_s=0.1, timeout_s=7200.0)
@@ -134,7 +139,8 @@ def bench_cook(rtf: float, recipe: pathlib.Path, with_monitor: bool) -> None:
         sim_s = (parse(log["endedAt"]) - parse(log["startedAt"])).total_seconds()
     sim_text = f", {sim_s:.0f} s simulated (effective RTF {sim_s / wall:.1f})" if sim_s else ""
     monitor = "with" if with_monitor else "without"
-    print(f"cook {recipe.name} at RTF {rtf:g} ({monitor} the safety monitor): {result.status['state']} "
+    pace = f"in lock-step (ceiling RTF {rtf:g})" if clock == "lockstep" else f"at RTF {rtf:g}"
+    print(f"cook {recipe.name} {pace} ({monitor} the safety monitor): {result.status['state']} "
           f"in {wall:.1f} s wall{sim_text}")
     if result.status["state"] != "completed":
         why = [s.get("deviation", {}).get("detail") for s in log.get("steps", []) if s.get("deviation")]
@@ -144,7 +150,9 @@ def bench_cook(rtf: float, recipe: pathlib.Path, with_monitor: bool) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", choices=("poll", "cook"))
+    parser.add_argument("--only", choices=("poll", "cook", "lockstep"))
+    parser.add_argument("--lockstep-ceiling", type=float, default=1000.0,
+                        help="lock-step: the /clock never runs faster than this real-time factor (default 1000)")
     parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--cook-rtf", type=float, action="append", help="real-time factors to cook at (default 1 and 50)")
@@ -162,7 +170,20 @@ def main() -> int:
                 bench_cook(rtf, SHORT, args.with_safety_monitor)
             else:
                 bench_cook(rtf, SOUP, args.with_safety_monitor)
+    if args.only in (None, "lockstep"):  # issue 22: the lentil soup (4,920 simulated s) in under 60 s wall
+        lentil = spec_dir() / "examples" / "lentil-soup.cookwala.json"
+        for recipe in (SOUP, lentil):
+            if recipe.exists():
+                bench_cook(args.lockstep_ceiling, recipe, True, clock="lockstep")
+            else:
+                print(f"(no {recipe}: set COOKWALA_SPEC_DIR to the published standard)")
     return 0
+
+
+def spec_dir() -> pathlib.Path:
+    import os
+
+    return pathlib.Path(os.environ.get("COOKWALA_SPEC_DIR", REPO.parent / "shared" / "cookwala-spec"))
 
 
 if __name__ == "__main__":
