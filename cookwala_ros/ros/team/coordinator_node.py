@@ -172,8 +172,8 @@ class CoordinatorNode(Node):
             self._rounds[cfp.cfp_id] = round_
             # steady clock: a wall-clock jump cannot end or stretch the window; the auction's own
             # deadline check (wall time) only rejects answers that arrive after it
-            round_.timer = self.create_timer(window, lambda: self._finish(cfp.cfp_id), callback_group=self._group,
-                                             clock=self._steady)
+            round_.timer = self.create_timer(window, lambda: self._finish(cfp.cfp_id, "deadline"),
+                                             callback_group=self._group, clock=self._steady)
         self._cfp_pub.publish(wire.cfp_msg(cfp, self.get_clock().now().to_msg()))
         self.get_logger().info(f"request {request.request_id}: cfp {cfp.cfp_id} with {len(cfp.tasks)} tasks, "
                                f"window {window:g} s, roster {list(request.robots) or 'open'}")
@@ -206,11 +206,13 @@ class CoordinatorNode(Node):
         for answer in answers:
             round_.auction.submit(enforce_assignment(round_.recipe, answer))
         if round_.auction.closed_by == "all_answered":
-            self._finish(round_.auction.cfp.cfp_id)
+            self._finish(round_.auction.cfp.cfp_id, "all_answered")
 
     # ------------------------------------------------------------------ award
 
-    def _finish(self, cfp_id: str) -> None:
+    def _finish(self, cfp_id: str, why: str) -> None:
+        """Award the round once; `why` it ends when the auction has not shut its window itself
+        (the steady timer may fire a hair before the wall-clock deadline)."""
         with self._lock:
             round_ = self._rounds.pop(cfp_id, None)
         if round_ is None:
@@ -218,6 +220,7 @@ class CoordinatorNode(Node):
         round_.timer.cancel()
         self.destroy_timer(round_.timer)
         auction = round_.auction
+        closed_by = auction.closed_by or why
         try:
             result = auction.close()
         except ValueError as exc:  # a cycle in the recipe graph
@@ -235,10 +238,10 @@ class CoordinatorNode(Node):
                    + (f"; unassignable: {', '.join(u['task'] for u in unassignable)}" if unassignable else ""))
         self._publish_answer(round_.request.request_id, {
             "requestId": round_.request.request_id, "accepted": True, "cfpId": cfp_id,
-            "closedBy": auction.closed_by, "plan": result.team_plan(), "winners": result.winner_by_task,
+            "closedBy": closed_by, "plan": result.team_plan(), "winners": result.winner_by_task,
             "unassignable": unassignable, "message": message})
         self.get_logger().info(f"request {round_.request.request_id}: cfp {cfp_id} closed by "
-                               f"{auction.closed_by}: {message}")
+                               f"{closed_by}: {message}")
 
 
 def _request_id_of(text: str) -> str | None:
