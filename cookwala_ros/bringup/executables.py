@@ -14,4 +14,6 @@ NODE_EXECUTABLES = {
     "safety_monitor": "cookwala_ros.ros.safety_monitor_node:main",
     "estop_button": "cookwala_ros.ros.estop_button_node:main",
     "executor": "cookwala_ros.ros.executor_node:main",
+    "team_node": "cookwala_ros.ros.team.team_node:main",
+    "team_coordinator": "cookwala_ros.ros.team.coordinator_node:main",
 }

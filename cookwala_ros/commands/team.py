@@ -7,7 +7,7 @@ closed on a fixed clock (no waiting) and the greedy allocator plans it. Prints a
 `task op robot start end` (seconds from the plan's start), the makespan, the hand-offs and, for
 tasks nobody can do, each robot's reason; `--json` prints the standard's TeamPlan instead.
 Exit 0 every task assigned, 1 some task unassignable, 2 unreadable or malformed input.
-No ROS: the team node and coordinator that would do this over topics are not built yet.
+No ROS: the same round live over topics is `ros/team/` (team_node, team_coordinator).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from cookwala_ros.core.conditions import format_duration
 from cookwala_ros.teaming.allocator import DEFAULT_HANDOFF_S
 from cookwala_ros.teaming.auction import Auction
 from cookwala_ros.teaming.bidder import answer_cfp
-from cookwala_ros.teaming.recipe_tasks import RecipeTasks, recipe_tasks
+from cookwala_ros.teaming.recipe_tasks import RecipeTasks, enforce_assignment, recipe_tasks
 from cookwala_ros.teaming.types import Answer, Bid, CallForProposals, Decline
 
 PLANNER_ID = "cookwala-ros:team-plan"  # the `from` of the offline call for proposals
@@ -92,14 +92,7 @@ def _answers(cfp: CallForProposals, doc: dict, path: str, recipe: RecipeTasks, a
         answers = answer_cfp(cfp, doc, actor_id=actor_id, human_present=human_present)
     except (ValueError, TypeError, AttributeError, KeyError) as exc:  # a shape the checks above missed
         raise _BadInput(f"capabilities {path}: malformed ({type(exc).__name__}: {exc})") from None
-    out: list[Answer] = []
-    for answer in answers:
-        if answer.task_id in recipe.robot_forbidden:
-            node = recipe.node_of[answer.task_id]
-            answer = Decline(cfp.cfp_id, actor_id, answer.task_id, "other",
-                             f"the recipe does not let a robot do node {node} (assignment.allowed)")
-        out.append(answer)
-    return out
+    return [enforce_assignment(recipe, answer) for answer in answers]
 
 
 def _seconds(value: float) -> str:

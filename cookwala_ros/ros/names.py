@@ -20,6 +20,14 @@ ESTOP = "/cookwala/estop"          # the kitchen's e-stop button: halts every ro
 PRESENCE = "/cookwala/presence"    # is a person in the kitchen, how soon can they reach a robot
 SMOKE = "/cookwala/smoke"
 DIAGNOSTICS = "/diagnostics"       # the ROS convention: one aggregator per system
+# contract-net teaming (REASONING 5.4): every robot's team node and any coordinator share these
+TEAM_CFP = "/cookwala/team/cfp"              # TeamCfp: coordinator -> every team node
+TEAM_BID = "/cookwala/team/bid"              # TeamBid: one per task a robot can do
+TEAM_DECLINE = "/cookwala/team/decline"      # TeamDecline: one per task it will not do, with the reason
+TEAM_AWARD = "/cookwala/team/award"          # TeamAward: one per winning robot
+TEAM_REPLAN = "/cookwala/team/replan"        # TeamReplan (not published yet)
+TEAM_PLAN_REQUEST = "/cookwala/team/plan_request"  # std_msgs/String JSON: plan this recipe (ros/team/coordinator_node.py)
+TEAM_PLAN = "/cookwala/team/plan"            # std_msgs/String JSON: the answer, by requestId
 
 # --- per robot (relative to the robot's namespace) -------------------------------------------
 ARM_TRAJECTORY = "arm_controller/joint_trajectory"                  # JointTrajectoryController topic
@@ -46,6 +54,8 @@ GATE_ARM_TRAJECTORY = "gate/joint_trajectory"
 # --- node names (a robot's namespace applies to them too) ------------------------------------
 EXECUTOR_NODE = "executor"
 SAFETY_MONITOR_NODE = "safety_monitor"
+TEAM_NODE = "team"                  # a robot's team node (answers cfps for it)
+TEAM_COORDINATOR_NODE = "team_coordinator"
 MONITOR_HEAT_SOURCE = "safety_monitor"  # HeaterCommand.source of the monitor's heat cuts
 # The executor's private interfaces (`~/name`): /<ns>/executor/<name>
 EXECUTE_RECIPE = "execute_recipe"    # action cookwala_msgs/ExecuteRecipe

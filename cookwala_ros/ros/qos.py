@@ -106,3 +106,15 @@ def lockstep_clock() -> QoSProfile:
         reliability=ReliabilityPolicy.RELIABLE,
         durability=DurabilityPolicy.VOLATILE,
     )
+
+
+def team(depth: int = 200) -> QoSProfile:
+    """Contract-net traffic (cfp, bid, decline, award, plan requests and answers): reliable,
+    volatile (an answer to a call that is over means nothing to a late joiner) and deep, since a
+    cfp of n tasks brings n answers from every robot at once."""
+    return QoSProfile(
+        history=HistoryPolicy.KEEP_LAST,
+        depth=depth,
+        reliability=ReliabilityPolicy.RELIABLE,
+        durability=DurabilityPolicy.VOLATILE,
+    )

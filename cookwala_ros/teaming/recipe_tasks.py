@@ -20,7 +20,7 @@ from typing import Any
 from cookwala_ros.core import dryrun
 from cookwala_ros.core.conditions import UntilTracker, format_duration, parse_duration
 from cookwala_ros.teaming.bidder import default_duration_s
-from cookwala_ros.teaming.types import Task, TaskNeeds
+from cookwala_ros.teaming.types import Answer, Decline, Task, TaskNeeds
 
 DEFAULT_TASK_S = 60.0  # a node with no time window and no vocabulary default
 ROBOT_ROLES = {"robot", "any"}
@@ -120,3 +120,13 @@ def recipe_tasks(recipe: Any) -> RecipeTasks:
         tasks.append(task)
         node_of[task_id] = node["id"]
     return RecipeTasks(tuple(tasks), node_of, frozenset(forbidden), tuple(assumptions))
+
+
+def enforce_assignment(recipe: RecipeTasks, answer: Answer) -> Answer:
+    """A robot's answer for a node the recipe keeps from robots (`robot_forbidden`) becomes its
+    decline (`other`, naming the node): the bidder judges a task, not the recipe around it."""
+    if answer.task_id not in recipe.robot_forbidden:
+        return answer
+    node = recipe.node_of.get(answer.task_id, answer.task_id)
+    return Decline(answer.cfp_id, answer.actor_id, answer.task_id, "other",
+                   f"the recipe does not let a robot do node {node} (assignment.allowed)")

@@ -43,8 +43,10 @@ CASES = {
     "executor": ("executor", "tick_hz", 20, {"http_port": "0"}),
     "capabilities_node": ("cookwala_capabilities", None, None, {}),
     "pot_sim": ("pot_sim", None, None, {}),
+    "team_node": ("team", None, None, {}),
+    "team_coordinator": ("team_coordinator", "window_s", 2, {}),
 }
-WRONG_TYPE = {"capabilities_node": "device_file:=2", "pot_sim": "heater_node:=2"}  # an integer for a string
+WRONG_TYPE = {"capabilities_node": "device_file:=2", "pot_sim": "heater_node:=2", "team_node": "device_file:=2"}  # an integer for a string
 
 
 def command(executable: str, params: dict, tmp_path) -> list[str]:

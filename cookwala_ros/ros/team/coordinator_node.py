@@ -1,0 +1,261 @@
+"""cookwala_team_coordinator: runs the contract-net round for a recipe, live (REASONING 5.4).
+
+Any robot or a hub may run it. A request is a std_msgs/String JSON on
+`/cookwala/team/plan_request`:
+
+    {"requestId": "r1", "recipe": {...}, "robots": ["robot:a", "robot:b"], "windowS": 2.0,
+     "sessionId": "optional"}
+
+`robots` is the roster (empty or absent: whoever answers, and the window runs to its deadline);
+`windowS` defaults to the parameter `window_s`. The coordinator turns the recipe into tasks
+(`teaming.recipe_tasks`), publishes one TeamCfp for all of them with deadline now + window, and
+feeds every TeamBid/TeamDecline of that cfp into one `teaming.auction.Auction` (wall clock). The
+round ends when every roster robot answered every task (the auction says so) or at the deadline
+(a one-shot timer on the steady clock); then one TeamAward per winner goes out on
+`/cookwala/team/award` and the answer on `/cookwala/team/plan` (std_msgs/String JSON):
+
+    {"requestId": "r1", "accepted": true, "cfpId": "...", "closedBy": "all_answered",
+     "plan": {TeamPlan}, "unassignable": [{"task", "reasons": {actor: reason}, "detail"}],
+     "message": "..."}
+
+A request that cannot be planned (malformed JSON or recipe) is answered `accepted: false` with
+the reason; a repeated requestId is answered again, never re-run. Requests are independent: one
+auction per cfp. Why topics and not a service: a new srv would need cookwala_msgs rebuilt
+wherever the package runs; two topics need nothing new, and nothing here ever blocks a callback.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import sys
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from rclpy.clock import Clock, ClockType
+from rclpy.node import Node
+from std_msgs.msg import String
+
+from cookwala_msgs.msg import TeamAward, TeamBid, TeamCfp, TeamDecline
+from cookwala_ros.core import json_limits
+from cookwala_ros.ros import names, qos
+from cookwala_ros.ros.node_main import run_node
+from cookwala_ros.ros.params import ParamSpec, declare_parameters
+from cookwala_ros.ros.team import wire
+from cookwala_ros.teaming.allocator import DEFAULT_HANDOFF_S
+from cookwala_ros.teaming.auction import Auction
+from cookwala_ros.teaming.recipe_tasks import RecipeTasks, enforce_assignment, recipe_tasks
+from cookwala_ros.teaming.types import CallForProposals
+
+MAX_WINDOW_S = 600.0
+ANSWERED_KEPT = 256  # answers kept for repeated requestIds
+
+PARAMETERS = (
+    ParamSpec("coordinator_id", "", "TeamData `from` of its calls; empty = cookwala-ros:coordinator:<node name>."),
+    ParamSpec("window_s", 2.0, "Default bidding window of a call [s] (a request's windowS wins).",
+              minimum=0.0, maximum=MAX_WINDOW_S, exclusive_minimum=True),
+    ParamSpec("handoff_s", DEFAULT_HANDOFF_S, "Seconds to pass work from one robot to another, for the plan.",
+              minimum=0.0),
+)
+
+
+def rfc3339(epoch_s: float) -> str:
+    moment = dt.datetime.fromtimestamp(epoch_s, dt.timezone.utc)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class BadRequest(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class PlanRequest:
+    request_id: str
+    recipe: dict
+    robots: tuple[str, ...]
+    window_s: float | None
+    session_id: str | None
+
+    @classmethod
+    def parse(cls, text: str) -> "PlanRequest":
+        """A request from JSON; BadRequest naming the field (its requestId when it has one)."""
+        try:
+            data = json_limits.loads(text)
+        except ValueError as exc:
+            raise BadRequest(f"not a JSON request: {exc}") from None
+        if not isinstance(data, dict):
+            raise BadRequest("/: a request must be a JSON object")
+        request_id = data.get("requestId")
+        if not isinstance(request_id, str) or not request_id:
+            raise BadRequest("/requestId: required non-empty string")
+        robots = data.get("robots", [])
+        if not isinstance(robots, list) or not all(isinstance(r, str) and r for r in robots):
+            raise BadRequest("/robots: must be an array of actor ids")
+        window = data.get("windowS")
+        if window is not None and (isinstance(window, bool) or not isinstance(window, (int, float))
+                                   or not math.isfinite(window) or not 0 < window <= MAX_WINDOW_S):
+            raise BadRequest(f"/windowS: must be a number of seconds in (0, {MAX_WINDOW_S:g}]")
+        session = data.get("sessionId")
+        if session is not None and not isinstance(session, str):
+            raise BadRequest("/sessionId: must be a string")
+        if not isinstance(data.get("recipe"), dict):
+            raise BadRequest("/recipe: required object (a Cookwala recipe)")
+        return cls(request_id, data["recipe"], tuple(dict.fromkeys(robots)),
+                   None if window is None else float(window), session or None)
+
+
+@dataclass
+class Round:
+    """One request's auction, its recipe tasks and its deadline timer."""
+
+    request: PlanRequest
+    recipe: RecipeTasks
+    auction: Auction
+    timer: object = None
+    done: bool = field(default=False)
+
+
+class CoordinatorNode(Node):
+    def __init__(self, **kwargs) -> None:
+        super().__init__(names.TEAM_COORDINATOR_NODE, **kwargs)
+        params = declare_parameters(self, PARAMETERS)
+        self.coordinator_id = params["coordinator_id"] or f"cookwala-ros:coordinator:{self.get_fully_qualified_name()}"
+        self.window_s = float(params["window_s"])
+        self.handoff_s = float(params["handoff_s"])
+        self._lock = threading.Lock()  # rounds and answers (callbacks may run on several threads)
+        self._rounds: dict[str, Round] = {}  # cfp id -> open round
+        self._answered: dict[str, str] = {}  # request id -> answer JSON (repeats are answered again)
+        self._steady = Clock(clock_type=ClockType.STEADY_TIME)
+        group = MutuallyExclusiveCallbackGroup()  # one round's state is only ever touched by one callback
+        profile = qos.team()
+        self._cfp_pub = self.create_publisher(TeamCfp, names.TEAM_CFP, profile)
+        self._award_pub = self.create_publisher(TeamAward, names.TEAM_AWARD, profile)
+        self._plan_pub = self.create_publisher(String, names.TEAM_PLAN, profile)
+        self.create_subscription(String, names.TEAM_PLAN_REQUEST, self._on_request, profile, callback_group=group)
+        self.create_subscription(TeamBid, names.TEAM_BID, self._on_answer, profile, callback_group=group)
+        self.create_subscription(TeamDecline, names.TEAM_DECLINE, self._on_answer, profile, callback_group=group)
+        self._group = group
+        self.get_logger().info(f"planning requests from {names.TEAM_PLAN_REQUEST} as {self.coordinator_id}")
+
+    # ------------------------------------------------------------------ requests
+
+    def _on_request(self, msg: String) -> None:
+        try:
+            request = PlanRequest.parse(msg.data)
+        except BadRequest as exc:
+            self.get_logger().warning(f"ignoring plan request: {exc}")
+            self._answer_refusal(_request_id_of(msg.data), str(exc))
+            return
+        with self._lock:
+            if request.request_id in self._answered:
+                self._plan_pub.publish(String(data=self._answered[request.request_id]))
+                return
+            if any(r.request.request_id == request.request_id for r in self._rounds.values()):
+                return  # still collecting: it will be answered once
+        try:
+            tasks = recipe_tasks(request.recipe)
+        except ValueError as exc:
+            self._answer_refusal(request.request_id, f"recipe: {exc}")
+            return
+        window = request.window_s or self.window_s
+        recipe_id = request.recipe.get("id") if isinstance(request.recipe.get("id"), str) else "recipe"
+        cfp = CallForProposals(f"cfp:{recipe_id}:{uuid.uuid4().hex[:12]}", self.coordinator_id, tasks.tasks,
+                               rfc3339(time.time() + window), request.session_id)
+        auction = Auction(cfp, time.time, roster=request.robots or None, handoff_s=self.handoff_s,
+                          assumptions=tasks.assumptions)
+        round_ = Round(request, tasks, auction)
+        with self._lock:
+            self._rounds[cfp.cfp_id] = round_
+            # steady clock: a wall-clock jump cannot end or stretch the window; the auction's own
+            # deadline check (wall time) only rejects answers that arrive after it
+            round_.timer = self.create_timer(window, lambda: self._finish(cfp.cfp_id, "deadline"),
+                                             callback_group=self._group, clock=self._steady)
+        self._cfp_pub.publish(wire.cfp_msg(cfp, self.get_clock().now().to_msg()))
+        self.get_logger().info(f"request {request.request_id}: cfp {cfp.cfp_id} with {len(cfp.tasks)} tasks, "
+                               f"window {window:g} s, roster {list(request.robots) or 'open'}")
+
+    def _answer_refusal(self, request_id: str | None, message: str) -> None:
+        answer = {"requestId": request_id, "accepted": False, "message": message}
+        self._publish_answer(request_id, answer)
+
+    def _publish_answer(self, request_id: str | None, answer: dict) -> None:
+        text = json.dumps(answer, separators=(",", ":"), ensure_ascii=False)
+        with self._lock:
+            if request_id:
+                self._answered[request_id] = text
+                while len(self._answered) > ANSWERED_KEPT:
+                    self._answered.pop(next(iter(self._answered)))
+        self._plan_pub.publish(String(data=text))
+
+    # ------------------------------------------------------------------ answers
+
+    def _on_answer(self, msg: TeamBid | TeamDecline) -> None:
+        with self._lock:
+            round_ = self._rounds.get(msg.cfp_id)
+        if round_ is None:
+            return  # another coordinator's call, or one already awarded
+        try:
+            answers = wire.answers_from_msg(msg)
+        except ValueError as exc:
+            self.get_logger().warning(f"ignoring malformed answer from {msg.from_id!r} to {msg.cfp_id}: {exc}")
+            return
+        for answer in answers:
+            round_.auction.submit(enforce_assignment(round_.recipe, answer))
+        if round_.auction.closed_by == "all_answered":
+            self._finish(round_.auction.cfp.cfp_id, "all_answered")
+
+    # ------------------------------------------------------------------ award
+
+    def _finish(self, cfp_id: str, why: str) -> None:
+        """Award the round once; `why` it ends when the auction has not shut its window itself
+        (the steady timer may fire a hair before the wall-clock deadline)."""
+        with self._lock:
+            round_ = self._rounds.pop(cfp_id, None)
+        if round_ is None:
+            return  # already finished (every robot answered just before the deadline timer ran)
+        round_.timer.cancel()
+        self.destroy_timer(round_.timer)
+        auction = round_.auction
+        closed_by = auction.closed_by or why
+        try:
+            result = auction.close()
+        except ValueError as exc:  # a cycle in the recipe graph
+            self._answer_refusal(round_.request.request_id, f"recipe: /process: {exc}")
+            return
+        stamp = self.get_clock().now().to_msg()
+        session = auction.cfp.session_id or ""
+        for award in result.awards:
+            self._award_pub.publish(wire.award_msg(award, stamp, session))
+        for rejected in auction.rejected:
+            self.get_logger().info(f"cfp {cfp_id}: ignored {rejected.reason} answer from {rejected.actor_id} "
+                                   f"for {rejected.task_id}: {rejected.detail}")
+        unassignable = [u.to_wire() for u in result.unassignable]
+        message = (f"{len(result.winner_by_task)} of {len(auction.cfp.tasks)} tasks assigned"
+                   + (f"; unassignable: {', '.join(u['task'] for u in unassignable)}" if unassignable else ""))
+        self._publish_answer(round_.request.request_id, {
+            "requestId": round_.request.request_id, "accepted": True, "cfpId": cfp_id,
+            "closedBy": closed_by, "plan": result.team_plan(), "winners": result.winner_by_task,
+            "unassignable": unassignable, "message": message})
+        self.get_logger().info(f"request {round_.request.request_id}: cfp {cfp_id} closed by "
+                               f"{closed_by}: {message}")
+
+
+def _request_id_of(text: str) -> str | None:
+    try:
+        data = json_limits.loads(text)
+    except ValueError:
+        return None
+    value = data.get("requestId") if isinstance(data, dict) else None
+    return value if isinstance(value, str) and value else None
+
+
+def main(args: list[str] | None = None) -> int:
+    return run_node("cookwala_team_coordinator", CoordinatorNode, args, threads=1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,74 @@
+"""cookwala_team: one per robot; answers every call for proposals for its robot.
+
+Started in the robot's namespace like its other nodes, it reads the robot's device file
+(parameter `device_file`, empty = the package's config/device.yaml) into the capabilities
+document and listens to the kitchen-wide `/cookwala/team/cfp`. Every task of a cfp gets one
+TeamBid (`/cookwala/team/bid`) or one TeamDecline with its reason (`/cookwala/team/decline`),
+judged by `teaming.bidder.answer_cfp` (the executor's own pre-start checks). Parameter
+`human_present` (may be set while running) lifts the presence declines. A malformed cfp is
+logged and ignored. A bad device file stops the node at start with a message naming the key.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from rclpy.node import Node
+
+from cookwala_msgs.msg import TeamBid, TeamCfp, TeamDecline
+from cookwala_ros.device import ServedInterfaces, capabilities_document, load_device_config
+from cookwala_ros.ros import names, qos
+from cookwala_ros.ros.node_main import run_node
+from cookwala_ros.ros.params import ParamSpec, declare_parameters, reject_invalid
+from cookwala_ros.ros.team import wire
+from cookwala_ros.teaming.bidder import answer_cfp
+from cookwala_ros.teaming.types import Bid
+
+PARAMETERS = (
+    ParamSpec("device_file", "", "Path of the device file (YAML); empty = the package's config/device.yaml."),
+    ParamSpec("human_present", False, "A responsible person is present (lifts the presence declines).",
+              read_only=False),
+)
+
+
+class TeamNode(Node):
+    def __init__(self, **kwargs) -> None:
+        super().__init__(names.TEAM_NODE, **kwargs)
+        device_file = declare_parameters(self, PARAMETERS)["device_file"] or None
+        self.add_on_set_parameters_callback(reject_invalid(PARAMETERS))
+        # Raises DeviceConfigError naming the key: run_node turns it into a clean exit.
+        config = load_device_config(device_file)
+        self.capabilities = capabilities_document(config, ServedInterfaces(namespace=self.get_namespace()))
+        self.actor_id = config.device_id
+        self.answered = 0  # cfps answered (for logs and tests)
+        self._bid_pub = self.create_publisher(TeamBid, names.TEAM_BID, qos.team())
+        self._decline_pub = self.create_publisher(TeamDecline, names.TEAM_DECLINE, qos.team())
+        self.create_subscription(TeamCfp, names.TEAM_CFP, self._on_cfp, qos.team(),
+                                 callback_group=MutuallyExclusiveCallbackGroup())
+        self.get_logger().info(f"answering calls for proposals on {names.TEAM_CFP} as {self.actor_id} "
+                               f"({len(config.ops)} ops)")
+
+    def _on_cfp(self, msg: TeamCfp) -> None:
+        try:
+            cfp = wire.cfp_from_msg(msg)
+            answers = answer_cfp(cfp, self.capabilities, actor_id=self.actor_id,
+                                 human_present=bool(self.get_parameter("human_present").value))
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:  # never let a sender stop this node
+            self.get_logger().warning(f"ignoring malformed cfp {msg.cfp_id!r} from {msg.from_id!r}: {exc}")
+            return
+        stamp = self.get_clock().now().to_msg()
+        for answer in answers:
+            out = wire.answer_msg(answer, stamp, cfp.session_id or "")
+            (self._bid_pub if isinstance(answer, Bid) else self._decline_pub).publish(out)
+        self.answered += 1
+        bids = sum(isinstance(a, Bid) for a in answers)
+        self.get_logger().info(f"cfp {cfp.cfp_id}: {bids} bids, {len(answers) - bids} declines")
+
+
+def main(args: list[str] | None = None) -> int:
+    return run_node("cookwala_team", TeamNode, args, threads=1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,216 @@
+"""The contract net live: three team nodes (each its own process, namespace and device file) and a
+coordinator answer plan requests over /cookwala/team/*.
+
+Every wait is for an event (an answer on /cookwala/team/plan) with a generous timeout; nothing
+here asserts how fast it came.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import threading
+
+import pytest
+
+pytest.importorskip("rclpy")
+yaml = pytest.importorskip("yaml")
+
+from std_msgs.msg import String  # noqa: E402
+
+from cookwala_msgs.msg import TeamAward, TeamCfp  # noqa: E402
+from cookwala_ros.ros import names, qos  # noqa: E402
+
+from ros_helpers import RosHarness  # noqa: E402
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+TIMEOUT_S = 30.0
+ROBOTS = {  # namespace -> (actor id, ops)
+    "robot_cut": ("cwros:cutter", ["cw.op.cut"]),
+    "robot_saute": ("cwros:sauter", ["cw.op.saute"]),
+    "robot_simmer": ("cwros:simmerer", ["cw.op.simmer"]),
+}
+ACTORS = [actor for actor, _ in ROBOTS.values()]
+# cut -> saute -> simmer, chained by inputs/outputs
+RECIPE = {
+    "cookwala": "0.2.0", "id": "soup",
+    "equipment": [{"ref": "pot", "class": "cw.eq.vessel.pot.sauce"}, {"ref": "hob", "class": "cw.eq.heat.hob"}],
+    "process": {"nodes": [
+        {"id": "n1", "op": "cw.op.cut", "inputs": ["onion"], "output": "diced", "until": {"minTime": "PT2M"}},
+        {"id": "n2", "op": "cw.op.saute", "inputs": ["diced"], "output": "base", "equipment": ["pot", "hob"],
+         "until": {"nominalTime": "PT6M"}},
+        {"id": "n3", "op": "cw.op.simmer", "inputs": ["base", "water"], "output": "soup",
+         "equipment": ["pot", "hob"], "until": {"maxTime": "PT20M"}},
+    ]},
+}
+
+
+def device_file(tmp: pathlib.Path, actor_id: str, ops: list[str]) -> str:
+    """The shipped device file with another actor id and `ops` list."""
+    document = yaml.safe_load((REPO / "config" / "device.yaml").read_text(encoding="utf-8"))
+    document["device"]["id"] = actor_id
+    document["ops"] = list(ops)
+    path = tmp / f"{actor_id.replace(':', '_')}.yaml"
+    path.write_text(yaml.safe_dump(document), encoding="utf-8")
+    return str(path)
+
+
+def start_node(module: str, params: dict, namespace: str = "") -> subprocess.Popen:
+    """`module`.main() in its own process, as its console script runs it (test/executor's
+    start_node, plus a namespace)."""
+    args = ["--ros-args"] + (["-r", f"__ns:={namespace}"] if namespace else [])
+    for name, value in params.items():
+        args += ["-p", f"{name}:={str(value).lower() if isinstance(value, bool) else value}"]
+    code = f"import sys; from {module} import main; sys.exit(main())"
+    return subprocess.Popen([sys.executable, "-c", code, *args], env=dict(os.environ),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def stop_processes(procs: list[subprocess.Popen]) -> None:
+    for proc in procs:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+    for proc in procs:
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+class Requester:
+    """Sends plan requests and collects the coordinator's answers and awards."""
+
+    def __init__(self, ros: RosHarness) -> None:
+        self.ros = ros
+        self.node = ros.node("team_test_requester")
+        self._lock = threading.Lock()
+        self.answers: dict[str, dict] = {}
+        self.awards: list[TeamAward] = []
+        self.cfps: list[TeamCfp] = []
+        self._ids = itertools.count(1)
+        self.request_pub = self.node.create_publisher(String, names.TEAM_PLAN_REQUEST, qos.team())
+        self.cfp_pub = self.node.create_publisher(TeamCfp, names.TEAM_CFP, qos.team())
+        self.node.create_subscription(String, names.TEAM_PLAN, self._on_plan, qos.team())
+        self.node.create_subscription(TeamAward, names.TEAM_AWARD, self._append(self.awards), qos.team())
+        self.node.create_subscription(TeamCfp, names.TEAM_CFP, self._append(self.cfps), qos.team())
+
+    def _append(self, into: list):
+        def callback(msg) -> None:
+            with self._lock:
+                into.append(msg)
+        return callback
+
+    def _on_plan(self, msg: String) -> None:
+        answer = json.loads(msg.data)
+        with self._lock:
+            self.answers.setdefault(answer.get("requestId"), answer)
+
+    def send(self, recipe: dict, robots=ACTORS, **extra) -> str:
+        request_id = f"req-{next(self._ids)}"
+        body = {"requestId": request_id, "recipe": recipe, "robots": list(robots), **extra}
+        self.request_pub.publish(String(data=json.dumps(body)))
+        return request_id
+
+    def plan(self, recipe: dict, robots=ACTORS, **extra) -> dict:
+        """Request a plan and wait for its answer; a request lost before discovery finished is
+        re-sent under the same requestId (the coordinator answers a repeat, never re-runs it)."""
+        assert self.ros.wait_for(lambda: self.request_pub.get_subscription_count() > 0, timeout=TIMEOUT_S), \
+            "no coordinator subscribes to the plan requests"
+        request_id = f"req-{next(self._ids)}"
+        body = json.dumps({"requestId": request_id, "recipe": recipe, "robots": list(robots), **extra})
+        for _ in range(int(TIMEOUT_S / 5)):
+            self.request_pub.publish(String(data=body))
+            if self.ros.wait_for(lambda: request_id in self.answers, timeout=5.0):
+                return self.answers[request_id]
+        raise AssertionError(f"no answer to {request_id}")
+
+
+@pytest.fixture(scope="module")
+def kitchen(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("team")
+    procs = []
+    try:
+        for namespace, (actor, ops) in ROBOTS.items():
+            procs.append(start_node("cookwala_ros.ros.team.team_node", {
+                "device_file": device_file(tmp, actor, ops), "human_present": True}, f"/{namespace}"))
+        procs.append(start_node("cookwala_ros.ros.team.coordinator_node", {"window_s": 3.0}))
+        with RosHarness() as ros:
+            requester = Requester(ros)
+            # warm-up: until every team node and the coordinator have discovered each other, a
+            # round closes at its deadline instead of when all three answered
+            assert ros.wait_for(lambda: requester.cfp_pub.get_subscription_count() >= 3, timeout=TIMEOUT_S)
+            for _ in range(10):
+                if requester.plan(RECIPE, windowS=3.0).get("closedBy") == "all_answered":
+                    break
+            else:
+                raise AssertionError("the team nodes never all answered a call")
+            yield requester
+    finally:
+        stop_processes(procs)
+        for proc in procs:
+            assert proc.returncode in (0, -2), f"a node exited with {proc.returncode}"
+
+
+def assigned(answer: dict) -> dict[str, str]:
+    return {item["ref"]: a["actorId"] for a in answer["plan"]["assignments"] for item in a["tasks"]}
+
+
+def test_each_node_goes_to_the_robot_that_can_do_it(kitchen):
+    answer = kitchen.plan(RECIPE)
+    assert answer["accepted"] is True, answer
+    assert answer["closedBy"] == "all_answered"  # every robot answered every task: no waiting for the deadline
+    assert assigned(answer) == {"soup#n1": "cwros:cutter", "soup#n2": "cwros:sauter", "soup#n3": "cwros:simmerer"}
+    assert answer["winners"] == assigned(answer)
+    assert answer["unassignable"] == []
+    assert answer["plan"]["criticalPath"] == ["soup#n1", "soup#n2", "soup#n3"]
+    # one award per winner, for this call
+    assert kitchen.ros.wait_for(lambda: len([a for a in kitchen.awards if a.cfp_id == answer["cfpId"]]) == 3,
+                                timeout=TIMEOUT_S)
+    awards = {a.actor_id: list(a.tasks) for a in kitchen.awards if a.cfp_id == answer["cfpId"]}
+    assert awards == {"cwros:cutter": ["soup#n1"], "cwros:sauter": ["soup#n2"], "cwros:simmerer": ["soup#n3"]}
+
+
+def test_a_task_nobody_can_do_comes_back_unassignable_with_every_robots_reason(kitchen):
+    recipe = copy.deepcopy(RECIPE)
+    recipe["process"]["nodes"].append({"id": "n4", "op": "cw.op.serve", "inputs": ["soup"],
+                                       "until": {"minTime": "PT1M"}})
+    answer = kitchen.plan(recipe)
+    assert answer["accepted"] is True and answer["closedBy"] == "all_answered"
+    assert assigned(answer) == {"soup#n1": "cwros:cutter", "soup#n2": "cwros:sauter", "soup#n3": "cwros:simmerer"}
+    assert [u["task"] for u in answer["unassignable"]] == ["soup#n4"]
+    assert answer["unassignable"][0]["reasons"] == {actor: "missing_op" for actor in sorted(ACTORS)}
+    assert answer["plan"]["solver"]["status"] == "infeasible"
+
+
+def test_requests_are_independent_and_a_silent_robot_ends_the_round_at_its_deadline(kitchen):
+    """Two requests at once, one naming a robot that never answers: each gets its own call; the
+    first closes when all answered, the second at its deadline with what it got."""
+    recipe = copy.deepcopy(RECIPE)
+    recipe["id"] = "soup2"
+    first = kitchen.send(RECIPE)
+    second = kitchen.send(recipe, robots=[*ACTORS, "cwros:ghost"], windowS=2.0)
+    assert kitchen.ros.wait_for(lambda: first in kitchen.answers and second in kitchen.answers, timeout=TIMEOUT_S)
+    one, two = kitchen.answers[first], kitchen.answers[second]
+    assert one["cfpId"] != two["cfpId"]
+    assert one["closedBy"] == "all_answered" and two["closedBy"] == "deadline"
+    assert set(assigned(one).values()) == set(assigned(two).values()) == set(ACTORS)
+    assert two["unassignable"] == []
+
+
+def test_malformed_input_is_ignored_or_refused_and_nothing_stops(kitchen):
+    from builtin_interfaces.msg import Time
+
+    for data in ("{not json", "[]", json.dumps({"cfpId": "x", "from": "me", "tasks": ["a"]})):
+        kitchen.cfp_pub.publish(TeamCfp(stamp=Time(), cfp_id="x", from_id="me", data_json=data))
+    refused = kitchen.plan({"process": {"nodes": [{"id": "n1"}]}})
+    assert refused["accepted"] is False and "/process/nodes/0/op" in refused["message"]
+    kitchen.request_pub.publish(String(data="{not json"))  # no requestId: logged, answered without one
+    answer = kitchen.plan(RECIPE)  # the team nodes and the coordinator still answer
+    assert answer["accepted"] is True and answer["closedBy"] == "all_answered"
