@@ -76,31 +76,25 @@ def test_get_capabilities_from_another_process(client_node):
     assert proc.returncode == 0, output
 
 
-def test_bad_device_file_stops_the_node_naming_the_key(tmp_path):
+def exit_with_edited_device_file(tmp_path, old: str, new: str) -> tuple[int, str]:
+    """Start the node on a copy of the shipped device file with `old` replaced; its exit code and output."""
+    config = load_device_config()
     device = tmp_path / "device.yaml"
-    device.write_text((load_device_config().source and open(load_device_config().source).read()).replace(
-        "power_w: 2000", "power_w: lots"
-    ))
+    device.write_text(open(config.source).read().replace(old, new))
     proc = start_node("-p", f"device_file:={device}")
     try:
         proc.wait(timeout=20)
     finally:
         output = stop_node(proc)
-    assert proc.returncode == 2
-    assert "heaters[0].power_w: expected a number" in output
+    return proc.returncode, output
+
+
+def test_bad_device_file_stops_the_node_naming_the_key(tmp_path):
+    code, output = exit_with_edited_device_file(tmp_path, "power_w: 2000", "power_w: lots")
+    assert code == 2 and "heaters[0].power_w: expected a number" in output, output
 
 
 def test_a_missing_urdf_stops_the_node_naming_the_key(tmp_path):
-    source = load_device_config().source
-    text = open(source).read()
-    config = load_device_config()
-    urdf = config.raw["arm"]["robot_description"]
-    device = tmp_path / "device.yaml"
-    device.write_text(text.replace(urdf, "/nonexistent/arm.urdf"))
-    proc = start_node("-p", f"device_file:={device}")
-    try:
-        proc.wait(timeout=20)
-    finally:
-        output = stop_node(proc)
-    assert proc.returncode == 2
-    assert "arm.robot_description" in output and "Traceback" not in output, output
+    urdf = load_device_config().raw["arm"]["robot_description"]
+    code, output = exit_with_edited_device_file(tmp_path, urdf, "/nonexistent/arm.urdf")
+    assert code == 2 and "arm.robot_description" in output and "Traceback" not in output, output
