@@ -23,6 +23,7 @@ import random
 import sys
 import tempfile
 import time
+import traceback
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -120,7 +121,9 @@ def main() -> int:
                     code = exc.code
                 except BaseException as exc:  # noqa: BLE001 - what the run looks for
                     code = "exception"
-                    failures.append(f"{argv[0]} ({kind}): {type(exc).__name__}: {str(exc)[:120]}")
+                    frame = traceback.extract_tb(exc.__traceback__)[-1]
+                    where = f"{pathlib.Path(frame.filename).name}:{frame.lineno} {frame.name}"
+                    failures.append(f"{argv[0]} ({kind}): {type(exc).__name__}: {str(exc)[:120]} at {where}")
                 codes[(argv[0], code)] += 1
                 if code not in (0, 1, 2, "exception"):
                     failures.append(f"{argv[0]} ({kind}): exit {code}")

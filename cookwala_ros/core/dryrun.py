@@ -98,7 +98,7 @@ def recipe_nodes(recipe: Any) -> list[dict]:
 def _dependencies(recipe: dict, nodes: list[dict]) -> dict[int, set[int]]:
     """node index -> indices of the nodes that must come after it: explicit edges (unknown ids
     ignored), and inputs (or `into`) naming another node's output."""
-    index = {n["id"]: i for i, n in enumerate(nodes)}
+    index = {n["id"]: i for i, n in enumerate(nodes) if isinstance(n.get("id"), str)}
     producers = {n["output"]: i for i, n in enumerate(nodes) if isinstance(n.get("output"), str)}
     after: dict[int, set[int]] = {i: set() for i in range(len(nodes))}
     edges = recipe["process"].get("edges")
@@ -107,7 +107,8 @@ def _dependencies(recipe: dict, nodes: list[dict]) -> dict[int, set[int]]:
             if isinstance(e, dict) and e.get("from") in index and e.get("to") in index:
                 after[index[e["from"]]].add(index[e["to"]])
     for i, n in enumerate(nodes):
-        for ref in (n.get("inputs") or []) + ([n["into"]] if isinstance(n.get("into"), str) else []):
+        inputs = n.get("inputs") if isinstance(n.get("inputs"), list) else []  # shapes: schema errors come later
+        for ref in [r for r in inputs if isinstance(r, str)] + ([n["into"]] if isinstance(n.get("into"), str) else []):
             j = producers.get(ref)
             if j is not None and j != i:
                 after[j].add(i)

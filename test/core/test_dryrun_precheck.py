@@ -171,6 +171,9 @@ HOSTILE_RECIPES = {
     "allergens a string": {"safety": {"allergens": "peanut"}},
     "an ingredient a number": {"ingredients": [7]},
 }
+# members of a node (found by benchmarks/fuzz_bench.py): the dependency walk read them before the schema did
+HOSTILE_NODES = {"inputs a string": {"inputs": "x"}, "inputs of objects": {"inputs": [{"a": 1}, ["b"]]},
+                 "an object for inputs": {"inputs": {"a": 1}}}
 
 
 @pytest.mark.parametrize("doc", HOSTILE_RECIPES.values(), ids=HOSTILE_RECIPES.keys())
@@ -189,3 +192,10 @@ def test_cli_hostile_capabilities_name_the_field(files, capsys):
     caps = files("c.json", {**CAPS, "capabilities": {**CAPS["capabilities"], "ops": 7}})
     assert cli_main(["dryrun", recipe, "--device", caps]) == 2
     assert "capabilities/capabilities/ops" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("member", HOSTILE_NODES.values(), ids=HOSTILE_NODES.keys())
+def test_cli_hostile_node_members_exit_with_a_message_not_a_traceback(files, capsys, member):
+    recipe = _recipe({"id": "a", "op": "cw.op.cut", **member}, {"id": "b", "op": "cw.op.cut"})
+    code = cli_main(["dryrun", files("r.json", json.dumps(recipe)), "--device", files("c.json", CAPS), "--human-present"])
+    assert code in (0, 1, 2) and "Traceback" not in capsys.readouterr().err  # the pre-check reads what it can
