@@ -34,7 +34,10 @@ def kitchen():
     try:
         probe.wait_state("armed", timeout=30.0)
         probe.wait_for(probe.last_joints, 10.0, "joint states")
-        probe.wait_for(lambda: probe.heartbeats, 20.0, "the stand-in executor's heartbeat")
+        # heat needs a live heartbeat as the monitor hears it (this probe hearing one is not enough:
+        # each pair of processes discovers the other on its own)
+        probe.wait_for(lambda: (s := probe.status()) and s.executor_heartbeat == "live", 30.0,
+                       lambda: f"the monitor hearing the stand-in executor (status: {probe._describe(probe.status())})")
         yield probe
     finally:
         probe.close()

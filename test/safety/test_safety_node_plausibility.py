@@ -43,7 +43,10 @@ def test_a_stuck_medium_sensor_is_cut_by_the_monitor_alone(medium):
     try:
         probe.wait_state("armed", timeout=30.0)
         probe.wait_for(probe.last_joints, 10.0, "joint states")
-        probe.wait_for(lambda: probe.heartbeats, 20.0, "the stand-in executor's heartbeat")  # heat needs one
+        # heat needs a live heartbeat as the monitor hears it (this probe hearing one is not enough:
+        # each pair of processes discovers the other on its own)
+        probe.wait_for(lambda: (s := probe.status()) and s.executor_heartbeat == "live", 30.0,
+                       lambda: f"the monitor hearing the stand-in executor (status: {probe._describe(probe.status())})")
         bound_s = plausibility.bound_for(ThermalParams(), medium, MASS_KG, 2000.0).detection_time_s(2000.0)
         for _ in range(6):  # a stop for another reason (a loaded host: the heartbeat not matched yet) is re-tried
             rearm(probe)
