@@ -14,6 +14,8 @@ each other. ROS isolation (domain id, localhost discovery, log dir) comes from t
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 import threading
 import time
 from collections.abc import Callable
@@ -98,6 +100,20 @@ class RosHarness:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def stop_processes(procs) -> None:
+    """SIGINT every process still running (None entries skipped), then wait; kill what lingers past 10 s."""
+    procs = [p for p in procs if p is not None]
+    for proc in procs:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+    for proc in procs:
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def record_retry(where: str, why: str) -> None:

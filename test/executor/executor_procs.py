@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -20,6 +19,7 @@ from cookwala_msgs.srv import GetExecution, GetLog, Resume
 from cookwala_ros.ros import qos
 from cookwala_ros.ros.convert import event_from_msg
 from cookwala_ros.ros.readiness import executor_readiness
+from ros_helpers import stop_processes  # noqa: F401, E402 - one copy, used by the executor tests through here
 
 
 def ros_args(params: dict) -> list[str]:
@@ -37,19 +37,6 @@ def start_node(module: str, params: dict | None = None, capture: bool = False) -
     out = subprocess.PIPE if capture else subprocess.DEVNULL
     return subprocess.Popen([sys.executable, "-c", code, *ros_args(params or {})], env=dict(os.environ),
                             stdout=out, stderr=subprocess.STDOUT if capture else subprocess.DEVNULL, text=capture)
-
-
-def stop_processes(procs) -> None:
-    procs = [p for p in procs if p is not None]
-    for proc in procs:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-    for proc in procs:
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def start_kitchen(real_time_factor: float, data_dir=None, clock: str = "rtf") -> list[subprocess.Popen]:

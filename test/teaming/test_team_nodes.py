@@ -12,7 +12,6 @@ import itertools
 import json
 import os
 import pathlib
-import signal
 import subprocess
 import sys
 import threading
@@ -27,7 +26,7 @@ from std_msgs.msg import String  # noqa: E402
 from cookwala_msgs.msg import TeamAward, TeamCfp  # noqa: E402
 from cookwala_ros.ros import names, qos  # noqa: E402
 
-from ros_helpers import RosHarness  # noqa: E402
+from ros_helpers import RosHarness, stop_processes  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 TIMEOUT_S = 30.0
@@ -70,18 +69,6 @@ def start_node(module: str, params: dict, namespace: str = "") -> subprocess.Pop
     code = f"import sys; from {module} import main; sys.exit(main())"
     return subprocess.Popen([sys.executable, "-c", code, *args], env=dict(os.environ),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-def stop_processes(procs: list[subprocess.Popen]) -> None:
-    for proc in procs:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-    for proc in procs:
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 class Requester:
