@@ -28,6 +28,7 @@ import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "test", "faults"))  # the harness lives with the test
+sys.path.insert(0, os.path.join(REPO, "test"))  # and its helpers (ros_helpers)
 
 
 def main() -> int:

@@ -102,6 +102,14 @@ class RosHarness:
         self.close()
 
 
+def sent_at(info) -> float:
+    """When the sender published a message, on this process's steady clock (time.monotonic).
+
+    From the DDS source timestamp (a subscription callback's second argument, system clock), so an
+    observer measures the system under test, not how late its own thread was scheduled."""
+    return time.monotonic() - (time.time_ns() - info["source_timestamp"]) * 1e-9
+
+
 def stop_processes(procs) -> None:
     """SIGINT every process still running (None entries skipped), then wait; kill what lingers past 10 s."""
     procs = [p for p in procs if p is not None]
@@ -116,28 +124,15 @@ def stop_processes(procs) -> None:
             proc.wait()
 
 
-def record_retry(where: str, why: str) -> None:
-    """Issue 22 wants every retry and re-arm gone from the suite: until then each one is written
-    to `retries.log` in the run's ROS_LOG_DIR (printed by `make test`), so a run shows how often
-    the scheduler's luck was needed, and where."""
-    folder = os.environ.get("ROS_LOG_DIR")
-    if folder:
-        with open(os.path.join(folder, "retries.log"), "a", encoding="utf-8") as log:
-            log.write(f"{time.strftime('%H:%M:%S')} {os.environ.get('PYTEST_CURRENT_TEST', '?').split(' ')[0]} "
-                      f"{where}: {why}\n")
-
-
-def wait_armed_and_ready(watch, reset: Callable[[], Any], describe: Callable[[], str], timeout: float) -> None:
+def wait_armed_and_ready(watch, describe: Callable[[], str], timeout: float) -> None:
     """Until `watch` (a test's observer with `state_label` and `executor_ready`) sees an armed
-    monitor and the executor's word that it would cook (ros/readiness.py); a monitor stopped
-    meanwhile is reset locally with `reset()`, as a person would. Raises with `describe()`."""
+    monitor and the executor's word that it would cook (ros/readiness.py). A monitor that stops
+    on its own meanwhile fails the test at once, naming its trigger: a spurious stop is a fault
+    to find, never one to reset and wait out (issue 22)."""
     deadline = time.monotonic() + timeout
     while not (watch.state_label == "armed" and watch.executor_ready and watch.executor_ready[0]):
+        assert watch.state_label not in ("stopped", "fault"), f"the monitor stopped before anything cooked: {describe()}"
         assert time.monotonic() < deadline, (
             f"armed and the executor ready to cook: not within {timeout} s (monitor {describe()}; executor: "
             f"{watch.executor_ready[1] if watch.executor_ready else 'no diagnostics from it'})")
-        if watch.state_label in ("stopped", "fault"):
-            record_retry("wait_armed_and_ready", f"monitor {describe()}: reset")
-            reset()
-            time.sleep(0.5)
         time.sleep(0.05)

@@ -91,7 +91,7 @@ SPECS: tuple[ParamSpec, ...] = (
               check=_numbers(3)),
     _positive("check_period_s", 0.05, "Period of the heartbeat/staleness/deadline check."),
     _positive("recommand_period_s", 0.1, "While stopped or in fault the halt is re-sent this often."),
-    _positive("status_period_s", 0.5, "SafetyStatus is published on every change and at this period."),
+    _positive("status_period_s", 0.2, "SafetyStatus is published on every change and at this period."),
     ParamSpec("realtime_priority", 0, "SCHED_FIFO priority the monitor asks for, all its threads (1-99, e.g. 50; "
               "where refused, the lowest nice allowed; memory locked); 0 = normal scheduling. See ros/realtime.py.",
               minimum=0, maximum=99),

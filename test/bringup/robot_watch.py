@@ -143,9 +143,8 @@ class RobotWatch:
 
     def armed_before_cooking(self, timeout: float = 90.0) -> None:
         """Wait for an armed monitor and the executor's word that it would cook (it hears the monitor
-        and its drivers on its own); a stop latched while a loaded host starts the scene (a late
-        first heartbeat, a stale state) is reset locally, as a person would, and waited out again."""
-        wait_armed_and_ready(self, self.reset, lambda: f"{self.namespace or '/'} {self.state_label}: "
+        and its drivers on its own); a monitor that stops on its own first fails the test."""
+        wait_armed_and_ready(self, lambda: f"{self.namespace or '/'} {self.state_label}: "
                              f"{self.status.last_trigger if self.status else '-'}", timeout)
 
     # -- the monitor's services ----------------------------------------------------------------

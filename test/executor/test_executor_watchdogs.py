@@ -120,7 +120,7 @@ def test_a_monitor_is_required_armed_before_and_while_cooking(library):
             time.sleep(0.5)
             cut_after = heat.final_cut() - alive["last"]
             print(f"heat cut {cut_after * 1000:.0f} ms after the monitor's last status")
-            assert 0 < cut_after < 1.0  # safety_status_timeout_s 0.75 + the 0.05 s check, inside 1 s
+            assert 0 < cut_after < 1.0  # safety_status_timeout_s 0.6 + the 0.05 s check, inside 1 s
             assert final["state"] == "stopped", final
             assert "safety monitor lost" in final["x-cookwala-ros-reason"]["detail"]
             lost = [i for i in incidents(client) if i.get("execution") == execution]

@@ -1,7 +1,8 @@
 """An observer of the running kitchen, from outside, for the fault tests of issue 16.
 
 `KitchenWatch` is an rclpy node in its own context, spun in its own thread, that records what
-is on the wire with the steady-clock time (time.monotonic) at which it arrived: every
+is on the wire with the steady-clock time (time.monotonic) at which it was sent (its DDS source
+timestamp, so the observer's own scheduling does not count): every
 HeaterCommand and JointTrajectory (with the publishing node, found from the publisher's gid, and
 the command's `source` field where it has one), /heater/state, the fastest joint in
 /joint_states, the monitor's /cookwala/safety/status and /cookwala/events. It also plays the
@@ -33,6 +34,7 @@ from cookwala_msgs.srv import ResetSafety, Stop
 from cookwala_ros.ros import qos
 from cookwala_ros.ros.sim_demo import (HEATER_COMMAND_TOPIC, HEATER_STATE_TOPIC, JOINT_STATES_TOPIC,
                                        TRAJECTORY_TOPIC)
+from ros_helpers import sent_at
 
 SAFETY_STATUS_TOPIC = "/cookwala/safety/status"
 EVENTS_TOPIC = "/cookwala/events"
@@ -188,13 +190,13 @@ class KitchenWatch:
         return name
 
     def _on_heat_cmd(self, msg: HeaterCommand, info) -> None:
-        t = time.monotonic()
+        t = sent_at(info)
         cmd = HeatCmd(t, msg.mode, msg.power_w, msg.setpoint_c, msg.source, self._publisher(HEATER_COMMAND_TOPIC, info))
         with self._lock:
             self.heat_cmds.append(cmd)
 
     def _on_trajectory(self, msg: JointTrajectory, info) -> None:
-        t = time.monotonic()
+        t = sent_at(info)
         with self._lock:
             recent = [p for at, p in self._recent if at >= t - RECENT_S] or [p for _, p in list(self._recent)[-1:]]
         deviation = hold_deviation(msg, recent)
@@ -204,28 +206,28 @@ class KitchenWatch:
         with self._lock:
             self.trajectories.append(cmd)
 
-    def _on_heater(self, msg: HeaterState) -> None:
-        t = time.monotonic()
+    def _on_heater(self, msg: HeaterState, info) -> None:
+        t = sent_at(info)
         with self._lock:
             self.heater.append(Sample(t, float(msg.power_w)))
 
-    def _on_joints(self, msg: JointState) -> None:
-        t = time.monotonic()
+    def _on_joints(self, msg: JointState, info) -> None:
+        t = sent_at(info)
         fastest = max((abs(v) for v in msg.velocity), default=0.0)
         with self._lock:
             self.joints.append(Sample(t, fastest))
             self._recent.append((t, (dict(zip(msg.name, msg.position)), dict(zip(msg.name, msg.velocity)))))
 
-    def _on_safety(self, msg: SafetyStatus) -> None:
-        t = time.monotonic()
+    def _on_safety(self, msg: SafetyStatus, info) -> None:
+        t = sent_at(info)
         sample = SafetySample(t, msg.state_label, msg.last_trigger, tuple(msg.active_triggers),
                               msg.last_heat_off_latency_s, msg.last_standstill_latency_s)
         with self._lock:
             self.status = msg
             self.safety.append(sample)
 
-    def _on_event(self, msg: Event) -> None:
-        t = time.monotonic()
+    def _on_event(self, msg: Event, info) -> None:
+        t = sent_at(info)
         try:
             data = json.loads(msg.data or "{}")
         except ValueError:

@@ -1,7 +1,7 @@
 """Issue 16 acceptance: SIGKILL the safety monitor mid-simmer in the shipped `kitchen` scene.
 
 Watched from outside by this process's own observer node, on its steady clock: the hob must
-read 0 W on /heater/state within 1 s of the kill (the executor notices the monitor's silence,
+send 0 W on /heater/state within 1 s of the kill (the message's source time) (the executor notices the monitor's silence,
 cuts heat and halts the arm itself), an incident event names the missing monitor, and a new
 execution over HTTP is refused `busy` naming it, until a monitor is armed again.
 """
@@ -25,6 +25,7 @@ from cookwala_msgs.msg import Event, HeaterState, SafetyStatus
 from cookwala_ros.ros import qos
 from cookwala_ros.ros.convert import event_from_msg
 from cookwala_ros.ros.recipe_demo import LiveKitchen, request_for_recipe
+from ros_helpers import sent_at
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 WATER = REPO / "test" / "e2e" / "data" / "recipes" / "e2e-water-simmer.cookwala.json"
@@ -59,9 +60,9 @@ class Observer:
         except Exception:  # noqa: BLE001 - shut down at the end of the test
             pass
 
-    def _on_heater(self, msg: HeaterState) -> None:
-        with self._lock:
-            self.heater.append((time.monotonic(), msg))
+    def _on_heater(self, msg: HeaterState, info) -> None:
+        with self._lock:  # when the hob published it: this process's own delays do not count
+            self.heater.append((sent_at(info), msg))
 
     def _on_event(self, msg: Event) -> None:
         with self._lock:

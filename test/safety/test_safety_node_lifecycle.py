@@ -15,7 +15,7 @@ import pytest
 rclpy = pytest.importorskip("rclpy")
 
 from cookwala_msgs.msg import HeaterCommand  # noqa: E402
-from safety_kitchen import Probe, rearm, ros_args, start_node, start_script, stop_processes  # noqa: E402
+from safety_kitchen import Probe, heat_while_armed, ros_args, start_node, start_script, stop_processes  # noqa: E402
 
 MONITOR_CODE = "import sys; from cookwala_ros.ros.safety_monitor_node import main; sys.exit(main())"
 
@@ -67,15 +67,7 @@ def test_a_signal_halts_the_kitchen_then_exits_cleanly(signum):
     probe = Probe()
     try:
         probe.wait_state("armed", timeout=30.0)
-        for _ in range(3):  # the monitor stops heat until it has heard the stand-in's heartbeat
-            end = time.monotonic() + 5.0
-            while time.monotonic() < end and not ((h := probe.last_heater()) and h.power_w > 1000.0):
-                probe.heat(2000.0)
-                time.sleep(0.05)
-            if probe.status().state_label == "armed" and probe.last_heater().power_w > 1000.0:
-                break
-            rearm(probe)
-        assert probe.last_heater().power_w > 1000.0 and probe.status().state_label == "armed"
+        heat_while_armed(probe)
         t_signal = time.monotonic()
         monitor.send_signal(signum)
         code = monitor.wait(timeout=10)

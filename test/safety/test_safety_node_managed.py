@@ -21,23 +21,10 @@ from lifecycle_msgs.srv import ChangeState, GetState  # noqa: E402
 
 from cookwala_msgs.msg import HeaterCommand  # noqa: E402
 from cookwala_msgs.srv import Stop  # noqa: E402
-from safety_kitchen import Probe, rearm, start_node, start_script, stop_processes  # noqa: E402
+from safety_kitchen import Probe, heat_while_armed, start_node, start_script, stop_processes  # noqa: E402
 
 MONITOR = "/safety_monitor"
 HEAT_DEADLINE_S = 1.0  # CORE §6.2
-
-
-def heat_while_armed(probe: Probe) -> None:
-    """The hob at full power with the monitor armed (a loaded host may stop it first: re-arm)."""
-    for _ in range(3):
-        end = time.monotonic() + 5.0
-        while time.monotonic() < end and not ((h := probe.last_heater()) and h.power_w > 1000.0):
-            probe.heat(2000.0)
-            time.sleep(0.05)
-        if probe.status().state_label == "armed" and probe.last_heater().power_w > 1000.0:
-            return
-        rearm(probe)
-    raise AssertionError(f"could not heat while armed (last trigger {probe.status().last_trigger})")
 
 
 def transition(probe: Probe, client, transition_id: int) -> bool:
