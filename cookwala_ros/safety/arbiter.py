@@ -53,6 +53,7 @@ class Arbiter:
         self._still = False
         self._still_since: float | None = None  # when the current still spell began
         self._heat_off = False
+        self._heat_delivered = False  # the hob's last state reported power above 0 W
         self.standstill_dwell_s = STANDSTILL_DWELL_S
         self.changes = 0  # bumps on every visible change, so the caller knows when to report
 
@@ -143,8 +144,11 @@ class Arbiter:
             ep.standstill_latency_s = since - ep.started_at
             self.changes += 1
 
-    def observe_heat(self, off: bool, now: float) -> None:
+    def observe_heat(self, off: bool, now: float, delivered: bool | None = None) -> None:
+        """`off`: commanded off and at 0 W (verifies the stop). `delivered`: power above 0 W, whatever
+        the mode (re-energising; default: not off)."""
         self._heat_off = off
+        self._heat_delivered = (not off) if delivered is None else delivered
         ep = self.episode
         if off and ep is not None and math.isnan(ep.heat_off_latency_s) and now >= ep.started_at:
             ep.heat_off_latency_s = now - ep.started_at
@@ -152,12 +156,18 @@ class Arbiter:
 
     def reenergised(self) -> dict[str, str]:
         """Heat or motion back after this stop verified 0 W or standstill (stopped or fault, before
-        a reset): something still commands the plant, or a device ignores the halt."""
+        a reset): something still commands the plant, or a device ignores the halt.
+
+        Heat is back when the hob reports power again. A 0 W state in another mode is not: an
+        off that the executor's own regulation sent just before the stop can reach the hob
+        before its last forwarded 0 W command does, and verify the stop early (stop trials:
+        1 fault in 100). The halt's off follows that command, and heat that really comes back
+        shows as power."""
         ep = self.episode
         if ep is None or self.state not in (STOPPED, FAULT):
             return {}
         out = {}
-        if not math.isnan(ep.heat_off_latency_s) and not self._heat_off:
+        if not math.isnan(ep.heat_off_latency_s) and self._heat_delivered:
             out["reenergised:heat"] = "heater power back on after 0 W was verified"
         if not math.isnan(ep.standstill_latency_s) and not self._still:
             out["reenergised:motion"] = "arm moving again after standstill was verified"

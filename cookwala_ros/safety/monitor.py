@@ -211,7 +211,8 @@ class Monitor:
         # 0 W counts as heat off once the hob says it was commanded off: a 0 W state from before the
         # halt (a regulating executor at 0 W) is no verification, and heat that a command still in
         # flight brings back would then look like power after the stop
-        self.arbiter.observe_heat(reading.commanded_off and reading.power_w <= self.config.heat_off_power_w, now)
+        delivered = reading.power_w > self.config.heat_off_power_w
+        self.arbiter.observe_heat(reading.commanded_off and not delivered, now, delivered)
         temps = {reading.medium: reading.medium_temp_c, "pan_surface": reading.pan_surface_temp_c}
         self._temps = temps
         self._heating = reading.power_w > self.config.heat_off_power_w

@@ -240,6 +240,22 @@ def test_a_zero_watt_reading_from_before_the_halt_verifies_nothing():
     assert "reenergised:heat" in m.arbiter.active_triggers
 
 
+def test_an_off_from_before_the_halt_then_a_zero_watt_command_is_not_heat_back():
+    """The executor's regulation sent off, then a 0 W power command, both forwarded before the stop;
+    the off's state verifies the stop, the 0 W state that follows is no heat (stop trials: 1 of 100
+    faulted on it), and real power afterwards still is."""
+    m = make()
+    m.on_heartbeat(1.0)
+    assert m.on_stop_request("test", "a stop while the hob regulates", 1.0) is True
+    m.on_heater(heater(), 1.01)  # the regulation's off, from before the halt
+    assert m.arbiter.episode.heat_off_latency_s == pytest.approx(0.01)
+    assert m.on_heater(heater(power=0.0, off=False), 1.02) is False  # its 0 W power command
+    assert m.state == "stopped" and not any(t.startswith("reenergised") for t in m.arbiter.active_triggers)
+    m.on_heater(heater(), 1.03)  # the halt's off
+    assert m.on_heater(heater(power=350.0, off=False), 1.1) is True  # heat back: a fault
+    assert m.state == "fault" and "reenergised:heat" in m.arbiter.active_triggers
+
+
 def test_motion_after_a_verified_stop_is_a_fault():
     m = make()
     t = stopped_and_verified(m)
