@@ -13,10 +13,11 @@ heartbeat process; its trigger -> halt includes the 0.3 s liveliness lease, so i
 reported from the lease running out, i.e. 0.3 s after the last heartbeat) and an HTTP stop
 (POST /v1/executions/{id}/stop to the executor node while it simmers water: the executor
 publishes the halt and hands the stop to the monitor, which latches and verifies it).
-Conditions: idle, and with every CPU core busy (one spinning process per core).
+Conditions: idle; every CPU core busy (one spinning process per core); heavy (16 spinning
+processes and 2 that keep allocating and touching 256 MB).
 
 Run from the repository with the project's venv:
-    .venv/bin/python benchmarks/stop_latency.py [--repeats 200] [--load none|busy|both] [--nice -10]
+    .venv/bin/python benchmarks/stop_latency.py [--repeats 200] [--load none|busy|both|heavy|all] [--nice -10]
 `--nice -10` (root) runs the stop chain ahead of everything else on the machine, the way a device
 schedules its controllers, safety monitor and stop inputs: this driver (playing the button, the
 pressure sensor and the callers of the Stop service and the HTTP API), the executor, the arm and
@@ -44,7 +45,7 @@ STILL = 0.01  # rad/s, the monitor's default standstill threshold
 HEARTBEAT_LEASE_S = 0.3  # the monitor's default heartbeat_lease_s
 SLOW_SHARE = 0.05  # heartbeat and HTTP repeats each: a small share of the total
 
-from stop_processes import BUSY_CODE, HEARTBEAT_CODE, NORMAL_PREFIX, pct, start, stop, wait_for  # noqa: E402
+from stop_processes import ALLOC_CODE, BUSY_CODE, HEARTBEAT_CODE, NORMAL_PREFIX, pct, start, stop, wait_for  # noqa: E402
 
 
 # -- the observer process -------------------------------------------------------------------
@@ -389,7 +390,8 @@ def make_plan(repeats: int, inputs: tuple[str, ...]) -> list[tuple[str, int]]:
             ("heartbeat", n_slow), ("http", n_slow)]
 
 
-def run_condition(label: str, repeats: int, with_load: bool, log_dir: str, inputs: tuple[str, ...] = INPUTS) -> dict:
+def run_condition(label: str, repeats: int, load: tuple[int, int], log_dir: str, inputs: tuple[str, ...] = INPUTS) -> dict:
+    """`load`: (spinning processes, allocating processes) beside the kitchen."""
     env = dict(os.environ)
     logs = {name: open(os.path.join(log_dir, f"{label}-{name}.log"), "w")
             for name in ("arm", "heater", "monitor", "executor")}
@@ -413,8 +415,10 @@ def run_condition(label: str, repeats: int, with_load: bool, log_dir: str, input
         wait_for(lambda: driver.first("ready", 0.0), 30.0, "observer")
         wait_for(lambda: driver.status is not None and driver.status.state_label == "armed", 60.0, "monitor armed")
         wait_for(lambda: driver.joints is not None, 10.0, "joint states")
-        if with_load:
-            busy = [subprocess.Popen([*NORMAL_PREFIX, sys.executable, "-c", BUSY_CODE]) for _ in range(os.cpu_count() or 2)]
+        spinners, allocators = load
+        busy = [subprocess.Popen([*NORMAL_PREFIX, sys.executable, "-c", code])
+                for code, count in ((BUSY_CODE, spinners), (ALLOC_CODE, allocators)) for _ in range(count)]
+        if busy:
             time.sleep(1.0)
         plan = make_plan(repeats, inputs)
         direction = 1
@@ -538,11 +542,16 @@ def report(label: str, results: dict) -> None:
     print(f"runs in total: {len(everything)}; ended in fault: {faults}")
 
 
+IDLE, BUSY, HEAVY = ("idle", (0, 0)), ("all cores busy", (os.cpu_count() or 2, 0)), ("heavy", (16, 2))
+LOADS = {"none": [IDLE], "busy": [BUSY], "both": [IDLE, BUSY], "heavy": [HEAVY], "all": [IDLE, BUSY, HEAVY]}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=200, help="stops per load condition (all inputs together)")
-    parser.add_argument("--load", choices=("none", "busy", "both"), default="both",
-                        help="idle, every core busy, or both (default)")
+    parser.add_argument("--load", choices=tuple(LOADS), default="both",
+                        help="idle (none), every core busy (busy), both (default), 16 spinning + 2 allocating "
+                             "processes (heavy), or all three")
     parser.add_argument("--nice", type=int, default=0, metavar="N",
                         help="run the stop chain (this driver, the kitchen's nodes, the observer) at nice N "
                              "(e.g. -10, needs root: a deployment gives its safety path and controllers "
@@ -575,10 +584,8 @@ def main() -> int:
     print(f"stop latency: {args.repeats} stops per condition, ROS_DOMAIN_ID {os.environ['ROS_DOMAIN_ID']}, "
           f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} before start, "
           f"kitchen processes at nice {args.nice}, node logs in {log_dir}")
-    conditions = {"none": [("idle", False)], "busy": [("all cores busy", True)],
-                  "both": [("idle", False), ("all cores busy", True)]}[args.load]
-    for label, with_load in conditions:
-        results = run_condition(label.replace(" ", "-"), args.repeats, with_load, log_dir, inputs)
+    for label, load in LOADS[args.load]:
+        results = run_condition(label.replace(" ", "-"), args.repeats, load, log_dir, inputs)
         if args.samples:
             with open(args.samples, "a") as out:
                 for i, sample in enumerate(s for key, samples in results.items() if key != "_spurious"

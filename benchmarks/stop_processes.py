@@ -10,6 +10,8 @@ import sys
 import time
 
 BUSY_CODE = "while True: pass"
+# touches 256 MB, frees it, again: page faults and memory bandwidth on top of the spinning
+ALLOC_CODE = "while True:\n    block = bytearray(256 << 20)\n    block[::4096] = b'x' * len(block[::4096])\n    del block"
 HEARTBEAT_CODE = """
 import sys, rclpy
 from cookwala_msgs.msg import Heartbeat

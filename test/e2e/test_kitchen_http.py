@@ -63,13 +63,17 @@ def test_fifty_concurrent_posts_with_one_key_create_one_execution(live_kitchen):
     ids = {r.json()["id"] for r in answers}
     assert len(ids) == 1
     execution = ids.pop()
-    assert answers[0].json()["state"] == "accepted"
+    try:
+        # each answer is the state at its own time: the control tick prepares the execution within
+        # milliseconds of its acceptance, while the other 49 answers are still being written
+        states = [r.json()["state"] for r in answers]
+        assert set(states) <= {"accepted", "preparing", "running"}, states
 
-    conflict = httpx.post(live_kitchen.base_url + "/v1/executions", json=dict(body, servings=3),
-                          headers={"Idempotency-Key": body["idempotencyKey"]})
-    assert conflict.status_code == 409 and conflict.json()["code"] == "idempotency_conflict"
-
-    stop = httpx.post(f"{live_kitchen.base_url}/v1/executions/{execution}/stop")
+        conflict = httpx.post(live_kitchen.base_url + "/v1/executions", json=dict(body, servings=3),
+                              headers={"Idempotency-Key": body["idempotencyKey"]})
+        assert conflict.status_code == 409 and conflict.json()["code"] == "idempotency_conflict"
+    finally:  # the module's kitchen cooks one thing at a time: never leave this one running
+        stop = httpx.post(f"{live_kitchen.base_url}/v1/executions/{execution}/stop")
     assert stop.status_code == 202
     assert _wait_final(live_kitchen.base_url, execution)["state"] == "stopped"
 
