@@ -24,6 +24,10 @@ from cookwala_ros.device import (
 DEFAULT_DATA_DIR = "~/.local/share/cookwala_ros"
 
 
+class LimitsUnknown(Exception):
+    """The device's safety monitor is there to ask but did not give its limits (why in the message)."""
+
+
 class DevicePorts(Protocol):
     """What the service asks the device outside the tick (the ROS node implements it)."""
 
@@ -38,7 +42,9 @@ class DevicePorts(Protocol):
 
     def safety_limits(self) -> dict | None:
         """The safety monitor's effective SafetyLimits pack (tightenings included), or None when
-        there is no monitor to ask; the service merges it with its own, stricter wins."""
+        there is no monitor to ask; the service merges it with its own, stricter wins. Raises
+        LimitsUnknown when a monitor guards the device but does not answer: its limits (perhaps
+        tightened since start-up) are then unknown, and the executor's own are not enough."""
 
     def halt(self, stop_reason: str | None = None) -> None:
         """Cut heat and halt motion now (the safety monitor never relies on it).

@@ -30,7 +30,7 @@ from cookwala_ros.core.request_checks import RequestContext, check_recalls
 from cookwala_ros.core.trust import document_hash
 from cookwala_ros.executor import events as ev
 from cookwala_ros.executor import single_node, untrusted
-from cookwala_ros.executor.config import DevicePorts, ExecutorConfig, StaticPorts
+from cookwala_ros.executor.config import DevicePorts, ExecutorConfig, LimitsUnknown, StaticPorts
 from cookwala_ros.executor.library import RecipeLibrary
 from cookwala_ros.executor.prestart import check_request
 from cookwala_ros.executor.status import REASON_KEY, minimal_log, new_status, running_status
@@ -200,7 +200,7 @@ class ExecutorService:
             body_hash = document_hash(request, exclude=())
         except CanonicalError as exc:
             raise ServiceError("invalid_request", f"the request cannot be canonicalised: {exc}", "") from None
-        limits = self.safety_limits()  # may ask the safety monitor: before taking the lock
+        limits, limits_hold = self._limits_for_start()  # may ask the safety monitor: before taking the lock
         with self._lock:
             self._check_open()
             if key is not None:
@@ -223,7 +223,7 @@ class ExecutorService:
                     request, config=self.config, limits=limits, library=self.library, recalls=self.store.recalls(),
                     busy=bool(self._active), human_present=bool(self.ports.human_present()),
                     demoted_sensors=set(self.ports.demoted_sensors()), now_s=now, authorized=authorized,
-                    safety_hold=self.ports.safety_hold())
+                    safety_hold=self.ports.safety_hold() or limits_hold)
                 refusal, plan, recipe = result.refusal(), result.plan, result.recipe
             return self._create(execution_id, request_id, request, refusal, plan,
                                 recipe.document if recipe else None, key, body_hash, now, limits=limits)
@@ -272,7 +272,7 @@ class ExecutorService:
         recipe = single_node.recipe_for(node)
         request = single_node.request_for(recipe, idempotency_key)
         body_hash = document_hash(request, exclude=("id",))
-        limits = self.safety_limits()  # may ask the safety monitor: before taking the lock
+        limits, limits_hold = self._limits_for_start()  # may ask the safety monitor: before taking the lock
         with self._lock:
             self._check_open()
             scope = "node"
@@ -287,7 +287,7 @@ class ExecutorService:
                 result = single_node.precheck_node(recipe, self.config, busy=bool(self._active),
                                                    human_present=bool(self.ports.human_present()),
                                                    demoted=set(self.ports.demoted_sensors()), now_s=now,
-                                                   limits=limits, safety_hold=self.ports.safety_hold())
+                                                   limits=limits, safety_hold=self.ports.safety_hold() or limits_hold)
             except ValueError as exc:
                 raise ServiceError("invalid_request", str(exc), "/node_json") from None
             refusal = None
@@ -337,10 +337,22 @@ class ExecutorService:
 
     def safety_limits(self) -> dict:
         """The effective pack: ours merged with what the device's safety monitor enforces now
-        (limits tightened there since start-up included), for each scope the stricter."""
+        (limits tightened there since start-up included), for each scope the stricter. A guarding
+        monitor that does not answer is `unavailable` (503): never our own pack in its place."""
         own = self.config.limits or default_pack()
-        monitor = self.ports.safety_limits()
+        try:
+            monitor = self.ports.safety_limits()
+        except LimitsUnknown as exc:
+            raise ServiceError("unavailable", f"{exc}; the device's effective safety limits are unknown",
+                               status=503) from None
         return merge_packs(own, monitor) if monitor else own
+
+    def _limits_for_start(self) -> tuple[dict, str | None]:
+        """The pack a new execution runs under, and why it may not start (its monitor's limits unknown)."""
+        try:
+            return self.safety_limits(), None
+        except ServiceError as exc:
+            return self.config.limits or default_pack(), exc.detail
 
     def capabilities(self) -> dict:
         return self.config.capabilities

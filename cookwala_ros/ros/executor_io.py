@@ -63,6 +63,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from cookwala_msgs.msg import HeaterCommand, HeaterState, Presence, SafetyStatus
 from cookwala_msgs.srv import GetSafetyLimits, Stop
+from cookwala_ros.executor.config import LimitsUnknown
 from cookwala_ros.core.presence import counts_as_present
 from cookwala_ros.core.run_types import Commands, Observation
 from cookwala_ros.ros import names, qos
@@ -312,20 +313,26 @@ class DeviceIO:
         return out
 
     def safety_limits(self) -> dict | None:
+        """The guarding monitor's pack; None when unguarded. Raises LimitsUnknown when the monitor
+        does not answer, or answers something that is not a pack (never our own limits instead)."""
         client = self.safety_limits_client
-        if client is None or not client.service_is_ready():
+        if client is None:
             return None
+        if not client.service_is_ready():
+            raise LimitsUnknown(f"the safety monitor's {client.srv_name} is not available")
         future = client.call_async(GetSafetyLimits.Request())
         done = threading.Event()
         future.add_done_callback(lambda _: done.set())
         if not done.wait(LIMITS_TIMEOUT_S) or future.result() is None:
-            self.node.get_logger().warning(f"{client.srv_name} did not answer within {LIMITS_TIMEOUT_S:g} s: "
-                                           "using the executor's own limits")
-            return None
+            self.node.get_logger().warning(f"{client.srv_name} did not answer within {LIMITS_TIMEOUT_S:g} s")
+            raise LimitsUnknown(f"the safety monitor's {client.srv_name} did not answer within {LIMITS_TIMEOUT_S:g} s")
         try:
-            return json.loads(future.result().pack_json)
+            pack = json.loads(future.result().pack_json)
         except ValueError:
-            return None
+            pack = None
+        if not isinstance(pack, dict) or not isinstance(pack.get("limits"), list):
+            raise LimitsUnknown(f"the safety monitor's {client.srv_name} answered no SafetyLimits pack")
+        return pack
 
     def halt(self, stop_reason: str | None = None) -> None:
         if stop_reason is not None and self.safety_stop is not None and self.safety_stop.service_is_ready():

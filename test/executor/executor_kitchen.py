@@ -11,6 +11,7 @@ import math
 
 from cookwala_ros.core.pot import PotCook
 from cookwala_ros.core.run_types import Commands, Observation
+from cookwala_ros.executor.config import LimitsUnknown
 from cookwala_ros.sim.arm_model import ArmModel, Trajectory, TrajectoryPoint
 from cookwala_ros.sim.heater import HeaterMode, SimHeater
 from cookwala_ros.robot.description import default_arm, load_poses
@@ -32,6 +33,7 @@ class Kitchen:
         self.present = True
         self.armed = True
         self.monitor_limits: dict | None = None  # the pack a safety monitor enforces, if there is one
+        self.monitor_silent = ""  # why a guarding monitor gives no limits ("": it answers)
         self.sensors_ok: dict = {}
         self.commands: list[Commands] = []
         self._cook: tuple | None = None  # (execution, PotCook) being followed
@@ -130,6 +132,8 @@ class KitchenPorts:
         return {s for s, ok in self.kitchen.sensors_ok.items() if not ok}
 
     def safety_limits(self) -> dict | None:
+        if self.kitchen.monitor_silent:
+            raise LimitsUnknown(f"the safety monitor's /safety_monitor/get_safety_limits {self.kitchen.monitor_silent}")
         return self.kitchen.monitor_limits
 
     def safety_hold(self) -> str | None:

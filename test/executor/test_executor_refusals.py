@@ -197,6 +197,22 @@ def test_limits_tightened_on_the_safety_monitor_apply_to_new_executions(service,
     assert "water.cool" in refused(svc.start_execution(request_for(recipe))[0], "safety_limit", "n1")["detail"]
 
 
+def test_a_monitor_that_does_not_give_its_limits_holds_new_executions(service, install, kitchen):
+    """Its limits may have been tightened since start-up: the executor's own pack is no stand-in."""
+    recipe = boil_recipe()
+    install(recipe)
+    svc = service()
+    kitchen.monitor_silent = "did not answer within 1 s"
+    refusal = refused(svc.start_execution(request_for(recipe))[0], "busy")
+    assert "/safety_monitor/get_safety_limits did not answer within 1 s" in refusal["detail"], refusal
+    assert "safety limits are unknown" in refusal["detail"], refusal
+    with pytest.raises(ServiceError) as raised:  # GET /v1/safety-limits
+        svc.safety_limits()
+    assert raised.value.status == 503 and raised.value.code == "unavailable" and "did not answer" in raised.value.detail
+    kitchen.monitor_silent = ""
+    assert svc.start_execution(request_for(recipe))[0]["state"] == "accepted"
+
+
 def test_refusal_order_version_before_everything(service, install):
     recipe = boil_recipe()
     install(recipe)
