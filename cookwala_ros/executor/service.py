@@ -111,6 +111,7 @@ class ExecutorService:
         self._lock = threading.RLock()
         self._listeners: list[Callable[[dict], None]] = []
         self._active: dict[str, _Active] = {}
+        self._cooking: tuple[str, str] | None = None  # (execution, state) of the active one: see cooking_now
         self._boot = uuid.uuid4().hex[:8]
         self._heartbeats = 0
         self._last_heartbeat_s: float | None = None
@@ -255,6 +256,7 @@ class ExecutorService:
                 self.store.add_event(incident, execution_id, None)
         if run is not None:
             self._active[execution_id] = _Active(run, status, request, ref, rhash, last_status_s=now)
+            self._cooking = (execution_id, status["state"])
         self._emit([event, *incidents])
         return dict(status), True
 
@@ -330,6 +332,12 @@ class ExecutorService:
         if row is None:
             raise ServiceError("not_found", f"no execution {execution_id!r}")
         return row.log or minimal_log(row.id, row.request, self.config.device_info, self.clock(), "failed")
+
+    def cooking_now(self) -> tuple[str, str] | None:
+        """(execution, state) of the active execution, read without the service lock: the heartbeat
+        must never wait for a control tick or a durable write (an fsync on a busy disk), or the
+        monitor's lease counts a slow write as a dead executor."""
+        return self._cooking
 
     def active_execution(self) -> str | None:
         with self._lock:
@@ -536,6 +544,7 @@ class ExecutorService:
                 self.store.add_event(event, status["id"], status["seq"])
             active.status = status
             active.last_status_s = now_s
+            self._cooking = (status["id"], status["state"])
             events.append(event)
         for kind, data in changes:
             if kind == "incident" and isinstance(data, dict):
@@ -547,6 +556,7 @@ class ExecutorService:
                 events.append(incident)
         if lifecycle.is_final(active.status["state"]):
             self._active.pop(active.status["id"], None)
+            self._cooking = next(((i, a.status["state"]) for i, a in self._active.items()), None)
             self.store.drop_trace(active.status["id"])  # the final log holds the whole trace
         self._emit(events)
 

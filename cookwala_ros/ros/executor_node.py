@@ -132,6 +132,7 @@ class ExecutorNode(LockstepTick, Node):
         sensing = MutuallyExclusiveCallbackGroup()
         requests = ReentrantCallbackGroup()
         housekeeping = MutuallyExclusiveCallbackGroup()
+        liveliness = MutuallyExclusiveCallbackGroup()  # the heartbeat alone: it never waits behind other work
         guard = MutuallyExclusiveCallbackGroup()  # the safety status and the monitor check
         self._tick_started: float | None = None
         self._ready_published: bool | None = None  # the readiness the last diagnostics reported
@@ -151,7 +152,7 @@ class ExecutorNode(LockstepTick, Node):
             self._start_lockstep(values, control)
         else:
             self.create_timer(1.0 / values["tick_hz"], self._tick, callback_group=control)
-        self.create_timer(1.0 / values["heartbeat_hz"], self._heartbeat, callback_group=housekeeping, clock=self._steady)
+        self.create_timer(1.0 / values["heartbeat_hz"], self._heartbeat, callback_group=liveliness, clock=self._steady)
         self.create_timer(1.0, self._diagnostics, callback_group=housekeeping, clock=self._steady)
         self.create_timer(MONITOR_CHECK_S, self._check_monitor, callback_group=guard, clock=self._steady)
         self._keepalive_s = values["heater_keepalive_s"]
@@ -272,11 +273,10 @@ class ExecutorNode(LockstepTick, Node):
 
     def _heartbeat(self) -> None:
         self._heartbeat_count += 1
-        execution = self.service.active_execution()
-        state = self.service.get_status(execution)["state"] if execution else "idle"
+        execution, state = self.service.cooking_now() or ("", "idle")  # never waits for the service lock
         self._heartbeat_pub.publish(Heartbeat(
             stamp=self.get_clock().now().to_msg(), device_id=self.device_id,
-            node_name=self.get_fully_qualified_name(), execution_id=execution or "", state=state,
+            node_name=self.get_fully_qualified_name(), execution_id=execution, state=state,
             count=self._heartbeat_count))
 
     def _diagnostics(self) -> None:
