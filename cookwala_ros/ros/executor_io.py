@@ -115,6 +115,7 @@ class DeviceIO:
         self.presence: tuple[bool, float] | None = None  # (present, steady receipt time)
         self.safety: SafetyStatus | None = None
         self._armed_since_ns: int | None = None  # the monitor's stamp of its latest turn to armed
+        self._armed_latest_ns: int | None = None  # its stamp on the latest status that said armed
         section = device.executor
         arm = device.raw.get("arm") or {}
         heater = (device.raw.get("heaters") or [{}])[0]
@@ -203,9 +204,11 @@ class DeviceIO:
             was_armed = self.safety is not None and self.safety.state == SafetyStatus.STATE_ARMED
             self.safety = msg
             if not armed:
-                self._armed_since_ns = None
-            elif not was_armed:
-                self._armed_since_ns = _stamp_ns(msg.stamp) or None
+                self._armed_since_ns = self._armed_latest_ns = None
+            else:
+                if not was_armed:
+                    self._armed_since_ns = _stamp_ns(msg.stamp) or None
+                self._armed_latest_ns = _stamp_ns(msg.stamp) or None
         if not armed:  # before anything else: no tick computed from now on reaches the wire
             self.latch(f"the safety monitor is {msg.state_label or 'not armed'}"
                        + (f" after {msg.last_trigger}" if msg.last_trigger else ""), halt="new")
@@ -217,14 +220,19 @@ class DeviceIO:
 
         Except a cut the monitor sent before its latest reset: delivered late (another topic than its
         status, so in any order with it), it would stop the execution the reset was for. Its stamp
-        and the status's come from the monitor's one clock. A fresh cut still latches at once."""
+        and the status's come from the monitor's one clock, and the monitor cuts heat only while not
+        armed: a cut stamped at or before its turn to armed, or before any later status that still
+        says armed, is an old one. (The status is latched keep-last-1: a slow executor may never see
+        the stopped one between two armed ones, so the turn alone is not enough.) A fresh cut still
+        latches at once."""
         if msg.mode != HeaterCommand.MODE_OFF or msg.source == SOURCE:
             return
         if msg.source == names.MONITOR_HEAT_SOURCE:
             with self._lock:
-                armed_since = self._armed_since_ns
+                armed_since, armed_latest = self._armed_since_ns, self._armed_latest_ns
             stamp = _stamp_ns(msg.stamp)
-            if armed_since is not None and 0 < stamp <= armed_since:
+            if stamp > 0 and ((armed_since is not None and stamp <= armed_since)
+                              or (armed_latest is not None and stamp < armed_latest)):
                 self.node.get_logger().debug("ignored a heat cut the monitor sent before its reset")
                 return
         self.latch(f"heat cut by {msg.source or 'another node'} on {self.heater_pub.topic_name}", halt="never")

@@ -212,3 +212,16 @@ def test_a_heat_cut_the_monitor_sent_before_its_reset_does_not_stop_the_next_exe
         heat.publish(cut(25))  # a cut after the reset: a new stop, latched at once
         assert ros.wait_for(lambda: io.latched() is not None, timeout=5)
         assert names.MONITOR_HEAT_SOURCE in io.latched()
+
+        # a stop and a reset whose stopped status this executor never read (latched, keep-last 1):
+        # armed at 30, stopped at 35 (unseen), cut at 36, armed again at 40, the cut delivered last
+        status.publish(SafetyStatus(stamp=Time(sec=30), state=SafetyStatus.STATE_ARMED, state_label="armed"))
+        assert ros.wait_for(lambda: io.safety.stamp.sec == 30, timeout=5)
+        io.safety_hold()
+        assert io.admit(), io.latched()
+        status.publish(SafetyStatus(stamp=Time(sec=40), state=SafetyStatus.STATE_ARMED, state_label="armed"))
+        assert ros.wait_for(lambda: io.safety.stamp.sec == 40, timeout=5)
+        heat.publish(cut(36))
+        heat.publish(cut(0, source="operator"))
+        assert ros.wait_for(lambda: io.latched() is not None, timeout=5)
+        assert "operator" in io.latched(), io.latched()
