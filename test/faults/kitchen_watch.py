@@ -1,8 +1,10 @@
 """An observer of the running kitchen, from outside, for the fault tests of issue 16.
 
 `KitchenWatch` is an rclpy node in its own context, spun in its own thread, that records what
-is on the wire with the steady-clock time (time.monotonic) at which it was sent (its DDS source
-timestamp, so the observer's own scheduling does not count): every
+is on the wire with a steady-clock time (time.monotonic): for the heat (commands and the hob's
+state) the time it was sent (its DDS source timestamp, so the observer's own scheduling does not
+count); for the arm, the status and the events the time it arrived (a halt trajectory is judged
+against the joint states received before it): every
 HeaterCommand and JointTrajectory (with the publishing node, found from the publisher's gid, and
 the command's `source` field where it has one), /heater/state, the fastest joint in
 /joint_states, the monitor's /cookwala/safety/status and /cookwala/events. It also plays the
@@ -196,7 +198,7 @@ class KitchenWatch:
             self.heat_cmds.append(cmd)
 
     def _on_trajectory(self, msg: JointTrajectory, info) -> None:
-        t = sent_at(info)
+        t = time.monotonic()
         with self._lock:
             recent = [p for at, p in self._recent if at >= t - RECENT_S] or [p for _, p in list(self._recent)[-1:]]
         deviation = hold_deviation(msg, recent)
@@ -211,23 +213,23 @@ class KitchenWatch:
         with self._lock:
             self.heater.append(Sample(t, float(msg.power_w)))
 
-    def _on_joints(self, msg: JointState, info) -> None:
-        t = sent_at(info)
+    def _on_joints(self, msg: JointState) -> None:
+        t = time.monotonic()
         fastest = max((abs(v) for v in msg.velocity), default=0.0)
         with self._lock:
             self.joints.append(Sample(t, fastest))
             self._recent.append((t, (dict(zip(msg.name, msg.position)), dict(zip(msg.name, msg.velocity)))))
 
-    def _on_safety(self, msg: SafetyStatus, info) -> None:
-        t = sent_at(info)
+    def _on_safety(self, msg: SafetyStatus) -> None:
+        t = time.monotonic()
         sample = SafetySample(t, msg.state_label, msg.last_trigger, tuple(msg.active_triggers),
                               msg.last_heat_off_latency_s, msg.last_standstill_latency_s)
         with self._lock:
             self.status = msg
             self.safety.append(sample)
 
-    def _on_event(self, msg: Event, info) -> None:
-        t = sent_at(info)
+    def _on_event(self, msg: Event) -> None:
+        t = time.monotonic()
         try:
             data = json.loads(msg.data or "{}")
         except ValueError:
