@@ -50,6 +50,7 @@ class StepRecorder:
         self.target_ok: bool | None = None
         self._sensors: dict[str, dict] = {}
         self.deviations: list[dict] = []
+        self.approach_s: float | None = None  # a heat step's time outside its band before entering it
 
     def reading(self, sensor: str, value: float | None, unit: str = "degC", estimated: bool = False) -> None:
         if value is None:
@@ -91,6 +92,8 @@ class StepRecorder:
                 record["x-cookwala-ros-deviations"] = [dict(d) for d in self.deviations]
         if self.target_ok is not None:
             record["x-cookwala-ros-targetOk"] = self.target_ok
+        if self.approach_s is not None:
+            record["x-cookwala-ros-approachS"] = round(self.approach_s, 1)
         return record
 
 

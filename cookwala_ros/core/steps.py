@@ -19,6 +19,7 @@ has nothing trustworthy to start from, and only a person can judge the food.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -262,6 +263,9 @@ class HeatStep(StepRunner):
         self.sensor = self.plan.sensor if self.mode == "sensor" and self.plan.sensor else MEDIUM_SENSOR.get(self.env_medium)
         self.entered_band = False
         self.in_excursion = False
+        self.approach_s: float | None = None  # time outside the band before first entering it
+        self.approach_bound_s: float | None = None  # from the thermal model (approach from above)
+        self.approach_late = False
         self.target_reached = False
         self.silent_s = 0.0
         self.last_value: float | None = None
@@ -330,7 +334,7 @@ class HeatStep(StepRunner):
         if self.goal is not None and value is not None:
             power = self.run.controller.update(self.goal.setpoint, value, dt, self.goal.hi)
             self.run.heater_power(power)
-            self._check_envelope(value, estimated)
+            self._check_envelope(value, estimated, dt)
             breach = None if estimated else self.run.check_limits(self, self.env_medium, value)
             if breach is not None:
                 return breach
@@ -415,12 +419,14 @@ class HeatStep(StepRunner):
             self._record_band_missed()
         return super().record(ended_at, finished)
 
-    def _check_envelope(self, value: float, estimated: bool) -> None:
+    def _check_envelope(self, value: float, estimated: bool, dt: float = 0.0) -> None:
         goal = self.goal
         if goal.in_band(value):
             self.entered_band = True
             self.in_excursion = False
-        elif value > goal.hi or self.entered_band:
+        elif not self.entered_band:
+            self._approach(value, dt)
+        else:
             if not self.in_excursion:
                 self.in_excursion = True
                 self.recorder.envelope_ok = False
@@ -434,6 +440,40 @@ class HeatStep(StepRunner):
                 self.recorder.target_ok = True
         elif self.target_reached and goal.target is not None:
             self.recorder.target_ok = False
+
+    def _approach(self, value: float, dt: float) -> None:
+        """Outside the band before first entering it: the step before left the medium elsewhere
+        (boil -> simmer starts above the simmer band). Not a deviation, logged with its duration
+        (`x-cookwala-ros-approachS`); from above, one that takes longer than the thermal model's
+        cooling time with the heat off (x1.5 + 60 s) is. From below, a band never reached is judged
+        at the step's end (band_missed)."""
+        if self.approach_s is None:
+            self.approach_s = 0.0
+            if value > self.goal.hi:
+                self.approach_bound_s = self._cooling_bound(value)
+        else:
+            self.approach_s += dt
+        self.recorder.approach_s = self.approach_s
+        bound = self.approach_bound_s
+        if bound is not None and value > self.goal.hi and self.approach_s > bound and not self.approach_late:
+            self.approach_late = True
+            self.recorder.envelope_ok = False
+            self.run.deviation(self, "temperature_excursion",
+                               f"{value:.1f} °C still above the {self.op} envelope {self.goal.lo:g}–{self.goal.hi:g} °C "
+                               f"after {self.approach_s:.0f} s (the thermal model cools it in {bound:.0f} s with margin)")
+
+    def _cooling_bound(self, value: float, step_s: float = 5.0, cap_s: float = 6 * 3600.0) -> float | None:
+        """Seconds the device's thermal model takes to cool the medium from `value` into the band
+        with the heat off, x1.5 + 60 s; None when it does not get there within `cap_s`."""
+        est = copy.copy(self.run.estimate)
+        est.correct(medium_c=value)
+        t = 0.0
+        while est.medium_c > self.goal.hi:
+            if t >= cap_s:
+                return None
+            est.step(step_s, 0.0)
+            t += step_s
+        return 1.5 * t + 60.0
 
     def _stir(self, obs: Observation, dt: float) -> None:
         if not self.stir_route:

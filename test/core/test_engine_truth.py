@@ -118,3 +118,38 @@ def test_a_stuck_medium_sensor_cuts_heat_with_a_sensor_failure_within_the_bound(
     assert stopped_at - (stuck_at - run.start_time_s) <= bound.detection_time_s(2000.0) + 2.0
     assert kitchen.thermal.evaporated_kg < 0.05 * setup["mass_kg"]
     assert kitchen.thermal.medium_c < 190.0
+
+
+def test_a_simmer_that_starts_above_its_band_approaches_it_without_a_deviation():
+    """Boil -> simmer (issue 22, from issue 12): the water starts above the simmer band because of
+    the step before. Cooling into it is an approach, logged with its duration, not an excursion."""
+    kitchen = SimKitchen()
+    kitchen._new_pot("water", 1.0, lid=False, pan_c=104.0, medium_c=99.5)  # just off the boil
+    run = make_run(simmer(), kitchen)
+    changes = kitchen.run(run, limit_s=3600)
+    assert run.state == "completed" and not [c for c in changes if c[0] == "needs_human"]
+    log = run.log()
+    assert schemas.validate(log, "ExecutionLog") == []
+    (step,) = log["steps"]
+    assert step["envelopeOk"] is True and "deviation" not in step, step
+    approach = step["x-cookwala-ros-approachS"]
+    assert 30.0 < approach < 1800.0, approach  # minutes of cooling with the heat off, not instant
+    liquid = next(s for s in step["summary"] if s["sensor"] == "cw.sense.liquid_temp")
+    assert liquid["max"] > 96.0 and liquid["end"] <= 96.0
+
+
+def test_an_approach_from_above_longer_than_the_model_allows_is_a_deviation():
+    """The bound is the thermal model's cooling time with margin; a medium still above the band
+    after it (a pot that does not cool as the model says) is an excursion."""
+    kitchen = SimKitchen()
+    kitchen._new_pot("water", 1.0, lid=False, pan_c=104.0, medium_c=99.5)
+    run = make_run(simmer(), kitchen)
+    kitchen.run(run, limit_s=1.0)  # the first reading: the bound is set
+    kitchen.run(run, limit_s=kitchen.t + 60.0, until=lambda e, k: e.runner is not None and e.runner.approach_s)
+    runner = run.runner
+    assert runner.approach_bound_s is not None and runner.approach_bound_s > 60.0
+    runner.approach_bound_s = 1.0  # as if the model expected it in the band after a second
+    kitchen.run(run, limit_s=kitchen.t + 10.0)
+    assert runner.approach_late and runner.recorder.envelope_ok is False
+    kinds = [d["kind"] for d in runner.recorder.deviations]
+    assert kinds == ["temperature_excursion"] and "still above" in runner.recorder.deviations[0]["detail"]
