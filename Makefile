@@ -3,8 +3,9 @@ SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
-# xdist workers: the suite runs real ROS nodes, so two per core at most. `loadgroup` is meant to
-# keep the heavy tests (test/conftest.py HEAVY) on one worker; see the note there.
+# xdist workers: the suite runs real ROS nodes, so two per core at most. `loadscope` sends each
+# module to one worker, so a module's kitchen (a module-scoped fixture) is started once, not once
+# per worker that got one of its tests.
 TEST_WORKERS ?= 2
 
 .PHONY: setup demo test clean
@@ -23,7 +24,7 @@ test: setup
 	        ROS_LOG_DIR=$$(mktemp -d -t cookwala-roslog.XXXXXX); \
 	  unset ROS_LOCALHOST_ONLY; \
 	  echo "[test] ROS_DOMAIN_ID base $$COOKWALA_TEST_DOMAIN_BASE, logs in $$ROS_LOG_DIR"; \
-	  $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+	  $(PY) -m pytest -n $(TEST_WORKERS) --dist loadscope $(PYTEST_ARGS)
 
 clean:
 	rm -rf build install log .pytest_cache

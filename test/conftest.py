@@ -54,19 +54,3 @@ def spec_dir() -> pathlib.Path:
 @pytest.fixture(scope="session")
 def repo_root() -> pathlib.Path:
     return REPO
-
-
-# The heavy tests: whole kitchen scenes (a 200 Hz /clock, sims, executor, monitor) and the colcon
-# build, marked for xdist's loadgroup. Note: with pytest 9.2 xdist 3.8 cannot rename a nodeid, so
-# its loadgroup does not group them yet (a scheduler keyed on the path is issue 22 work).
-HEAVY = ("faults/", "foundation/test_colcon_workspace.py")
-
-
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        try:
-            where = item.path.relative_to(REPO / "test").as_posix()
-        except ValueError:
-            continue
-        if where.startswith(HEAVY):
-            item.add_marker(pytest.mark.xdist_group("heavy"))

@@ -368,9 +368,15 @@ class DeviceIO:
 
     def start_hold(self) -> str | None:
         """Why no execution may start now: the monitor does not allow it, or a driver this device
-        has was never heard (its first step would find no temperature or no arm pose)."""
+        has was never heard (its first step would find no temperature or no arm pose), or the
+        guarding monitor's limits service is not there yet (every start asks it)."""
         with self._lock:
-            return self.watch.hold(time.monotonic()) or self._driver_unheard()
+            why = self.watch.hold(time.monotonic()) or self._driver_unheard()
+        client = self.safety_limits_client
+        if why is None and client is not None and not client.service_is_ready():
+            why = (f"the safety monitor's {client.srv_name} is not available yet: its limits are asked "
+                   "before anything cooks")
+        return why
 
     def _driver_unheard(self) -> str | None:
         if self.has_heater and self._heater_at is None:

@@ -24,8 +24,6 @@ from cookwala_msgs.srv import GetCapabilities
 from cookwala_ros.ros import names
 from robot_watch import REPO, WATER, RobotWatch, cook, final
 
-# whole kitchen scenes: with `--dist loadgroup` one worker runs the heavy tests one after the other
-pytestmark = pytest.mark.xdist_group("heavy")
 NAMESPACE = "site_robot"
 RTF = 20.0
 SITE_PACK = REPO / "test" / "e2e" / "data" / "site-limits.json"  # oil at most 180 degC

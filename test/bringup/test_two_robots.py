@@ -17,8 +17,6 @@ from std_msgs.msg import Bool
 
 from robot_watch import WATER, RobotWatch, UpRobot, cook, execution, final
 
-# whole kitchen scenes: with `--dist loadgroup` one worker runs the heavy tests one after the other
-pytestmark = pytest.mark.xdist_group("heavy")
 RTF = 20.0
 HEAT_DEADLINE_S = 1.0  # CORE §6.2
 # Two kitchens' nodes on a 2-core CI host: staleness and lease settings with room for a late

@@ -12,7 +12,8 @@ import pytest
 from executor_procs import Client, goal_for, start_executor, start_kitchen, start_node, stop_processes
 from executor_recipes import boil_recipe, request_for
 from cookwala_msgs.msg import HeaterCommand, SafetyStatus
-from cookwala_msgs.srv import GetExecution
+from cookwala_msgs.srv import GetExecution, GetSafetyLimits
+from cookwala_ros.core.limits import default_pack
 from cookwala_ros.ros import names, qos
 from ros_helpers import RosHarness
 
@@ -105,11 +106,20 @@ def test_a_monitor_is_required_armed_before_and_while_cooking(library):
                     alive["last"] = time.monotonic()
 
             monitor.create_timer(0.2, report)  # status_period_s of the kitchen scene
+
+            def limits(request, response):  # the executor asks the monitor's limits at every start
+                response.pack_json = json.dumps(default_pack())
+                return response
+
+            monitor.create_service(GetSafetyLimits, f"{MONITOR}/{names.MONITOR_GET_LIMITS}", limits)
             # ... and its gate: the executor's commands reach the hob through the monitor while it lives
             hob = monitor.create_publisher(HeaterCommand, "/heater/command", qos.command())
             monitor.create_subscription(HeaterCommand, f"{MONITOR}/{names.GATE_HEATER_COMMAND}",
                                         lambda m: alive["on"] and hob.publish(m), qos.command())
             time.sleep(1.5)
+            # the executor's own word that it would cook now (it heard the monitor and its limits service)
+            assert ros.wait_for(lambda: client.readiness is not None and client.readiness[0], timeout=30), \
+                client.readiness
             execution, status = start(client, ros, request_for(recipe))
             assert status["state"] != "refused", status
             assert ros.wait_for(heat.on, timeout=60), "never heated"
@@ -136,6 +146,8 @@ def test_a_monitor_is_required_armed_before_and_while_cooking(library):
             # by its admission, see test_executor_latch.py)
             alive["on"] = True
             time.sleep(1.2)
+            assert ros.wait_for(lambda: client.readiness is not None and client.readiness[0], timeout=30), \
+                client.readiness
             third, status = start(client, ros, request_for(recipe))
             assert status["state"] != "refused", status
     finally:
