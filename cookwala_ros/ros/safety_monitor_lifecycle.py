@@ -55,10 +55,13 @@ class MonitorLifecycle:
         return TransitionCallbackReturn.SUCCESS
 
     def _not_ready(self) -> list[str]:
-        """What the halt still lacks: controllers matched on its topics, a heater state to verify it."""
+        """What the halt still lacks: controllers matched on its topics, a heater state and joint states
+        to verify it (armed before the arm driver's first state, its silence would stop the kitchen
+        0.5 s later: a spurious stop on a host still starting the scene)."""
         out = [f"waiting:{what}" for what, pub in (("arm_controller", self._traj_pub), ("heater_controller", self._heat_pub))
                if not pub.get_subscription_count()]
-        return out + ([] if self.monitor.heater_seen else ["waiting:heater_state"])
+        return (out + ([] if self.monitor.heater_seen else ["waiting:heater_state"])
+                + ([] if self.monitor.joints_seen else ["waiting:joint_states"]))
 
     def _arm_when_ready(self) -> None:
         """While active and not yet armed (each check period, under the lock): arm once the halt

@@ -165,6 +165,10 @@ class Monitor:
         return self._heater_rx is not None
 
     @property
+    def joints_seen(self) -> bool:
+        return self._joints_rx is not None
+
+    @property
     def state(self) -> str:
         return self.arbiter.state
 
