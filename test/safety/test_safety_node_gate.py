@@ -70,7 +70,8 @@ class StaleExecutor:
         while not self._stop.wait(0.05):
             if self.probe.last_joints() is None:
                 continue
-            self.heat.publish(HeaterCommand(mode=HeaterCommand.MODE_POWER, power_w=self.power_w, source="executor"))
+            self.heat.publish(HeaterCommand(stamp=self.probe.node.get_clock().now().to_msg(),
+                                            mode=HeaterCommand.MODE_POWER, power_w=self.power_w, source="executor"))
             _, joints = self.probe.last_joints()
             positions = list(joints.position)
             positions[0] = 1.0 * direction
@@ -125,6 +126,52 @@ def test_the_gate_forwards_while_armed_and_holds_everything_after_the_halt(kitch
                 recent = list(probe.heater_commands)[-6:]
             raise AssertionError(f"{exc}; sender alive {executor._thread.is_alive()}, monitor {probe.status()}, "
                                  f"hob {probe.last_heater()}, last commands {recent}") from None
+    finally:
+        executor.close()
+        rearm(probe)
+
+
+def _monitor_process():
+    import psutil
+
+    for proc in psutil.Process().children(recursive=True):
+        try:
+            if any("safety_monitor_node" in part for part in proc.cmdline()):
+                return proc
+        except psutil.Error:
+            continue
+    raise AssertionError("no safety_monitor_node process among this test's children")
+
+
+def test_commands_that_waited_while_the_monitor_stalled_are_not_forwarded(kitchen):
+    """A monitor descheduled for 0.6 s (SIGSTOP) then catching up: the executor's commands queued
+    meanwhile would refresh the hob's dead-man for an executor that may be gone. None older than
+    MAX_AGE_S reaches the controller; fresh ones do."""
+    import signal
+
+    from cookwala_ros.ros.safety_gate import MAX_AGE_S
+
+    probe = kitchen
+    rearm(probe)
+    forwarded: list[tuple[float, HeaterCommand]] = []  # (wall time of arrival, command) on the hob's topic
+    probe.node.create_subscription(HeaterCommand, "/" + names.HEATER_COMMAND,
+                                   lambda m: forwarded.append((time.time(), m)), qos.command(100))
+    executor = StaleExecutor(probe, 1500.0).start()
+    monitor = _monitor_process()
+    try:
+        probe.wait_for(lambda: (h := probe.last_heater()) and h.power_w == 1500.0, 5.0, "heat through the gate")
+        monitor.send_signal(signal.SIGSTOP)
+        try:
+            time.sleep(0.6)
+        finally:
+            monitor.send_signal(signal.SIGCONT)
+        resumed = time.time()
+        time.sleep(1.0)
+        late = [(at, m) for at, m in list(forwarded) if at > resumed and m.source == "executor"]
+        assert late, "nothing forwarded after the monitor resumed"
+        ages = [at - (m.stamp.sec + m.stamp.nanosec * 1e-9) for at, m in late]
+        # stamped by the sender (system time) at publishing; a queued one would be up to 0.6 s old
+        assert max(ages) <= MAX_AGE_S + 0.1, sorted(ages)[-5:]
     finally:
         executor.close()
         rearm(probe)
