@@ -28,7 +28,7 @@ from cookwala_ros.ros import qos
 from cookwala_ros.ros.arm_sim_node import ArmSimNode
 from cookwala_ros.ros.convert import trajectory_data
 from cookwala_ros.ros.executor_io import DeviceIO
-from cookwala_ros.ros.executor_node import PARAMETERS as EXECUTOR_PARAMETERS
+from cookwala_ros.ros.executor_params import PARAMETERS as EXECUTOR_PARAMETERS
 from cookwala_ros.ros.heater_sim_node import HeaterSimNode
 from cookwala_ros.ros.safety_monitor_node import SafetyMonitorNode
 from ros_helpers import RosHarness
