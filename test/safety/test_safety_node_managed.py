@@ -31,6 +31,28 @@ def transition(probe: Probe, client, transition_id: int) -> bool:
     return probe.call(client, ChangeState.Request(transition=Transition(id=transition_id)), timeout=10.0).success
 
 
+def first_contact(get, timeout: float = 60.0) -> int:
+    """The monitor's lifecycle state, asked until it answers: seeing a service says nothing of the
+    server's side of discovery, and until the server has matched this client's request writer
+    (and its reply reader) a request (a reply) is dropped. Endpoints are announced in the order they
+    were created and taken in in that order, so once the client created last is answered, every
+    earlier one is matched both ways and each later call is answered once. GetState only reads."""
+    deadline = time.monotonic() + timeout
+    while True:
+        future = get.call_async(GetState.Request())
+        if _done_within(future, 1.0):
+            return future.result().current_state.id
+        get.remove_pending_request(future)
+        assert time.monotonic() < deadline, f"{get.srv_name} never answered in {timeout:g} s"
+
+
+def _done_within(future, timeout: float) -> bool:
+    end = time.monotonic() + timeout
+    while not future.done() and time.monotonic() < end:
+        time.sleep(0.01)
+    return future.done()
+
+
 def lifecycle_state(probe: Probe, client) -> int:
     return probe.call(client, GetState.Request(), timeout=10.0).current_state.id
 
@@ -44,15 +66,11 @@ def test_a_managed_monitor_is_activated_from_outside_and_stops_the_kitchen(tmp_p
                          "activation_timeout_s": 30.0})]
     probe = Probe()
     change = probe.node.create_client(ChangeState, f"{MONITOR}/change_state")
-    get = probe.node.create_client(GetState, f"{MONITOR}/get_state")
+    get = probe.node.create_client(GetState, f"{MONITOR}/get_state")  # created last: see first_contact
     try:
         assert change.wait_for_service(timeout_sec=60.0) and get.wait_for_service(timeout_sec=60.0), \
             "no lifecycle services"
-        # discovery is not symmetric in time: the server may not have matched this client's reply
-        # reader yet when the client sees the service; a first request then gets no reply. Settle
-        # first (as executor_procs.Client.wait_ready does), then every call is answered once.
-        time.sleep(1.0)
-        assert lifecycle_state(probe, get) == State.PRIMARY_STATE_UNCONFIGURED
+        assert first_contact(get) == State.PRIMARY_STATE_UNCONFIGURED
         assert probe.status() is None  # not self-starting: nothing configured, nothing reported
 
         assert transition(probe, change, Transition.TRANSITION_CONFIGURE)
