@@ -126,7 +126,7 @@ class ArmSimNode(Node):
         self.stepper = None
         if values["clock_mode"] == "lockstep":
             self._timer.cancel()  # one state per /clock step instead
-            self.stepper = StepParticipant(self, self._on_step, callback_group=self._group)
+            self.stepper = StepParticipant(self, self._on_step, callback_group=self._group, idle=lambda: self.model.idle)
             self.create_timer(1.0 / values["steady_rate_hz"], self._on_steady_tick, callback_group=self._group,
                               clock=Clock(clock_type=ClockType.STEADY_TIME))
         self.get_logger().info(

@@ -31,7 +31,8 @@ class LockstepTick:
         self._step_since = time.monotonic()
         self._reading_wait_s = min(values["heater_state_timeout_s"], values["joint_state_timeout_s"])
         self.lockstep_forced = 0  # ticks run without the plant's state of their step (tests, diagnostics)
-        self.stepper = StepParticipant(self, self._on_step, callback_group=control)
+        self.stepper = StepParticipant(self, self._on_step, callback_group=control,
+                                       idle=lambda: self.service.cooking_now() is None)
         self.io.on_reading = self._on_reading
         self.create_timer(0.05, self._on_step_watch, callback_group=control, clock=self._steady)
 

@@ -53,7 +53,7 @@ from cookwala_ros.ros.lockstep import StepParticipant, clock_mode_param
 from cookwala_ros.ros.node_main import run_node
 from cookwala_ros.ros.params import ParameterError, ParamSpec, declare_parameters, reject_invalid
 from cookwala_ros.ros.pending import deliver_waiting
-from cookwala_ros.sim.heater import SimHeater
+from cookwala_ros.sim.heater import HeaterMode, SimHeater
 from cookwala_ros.sim.sim_time import SimTime
 from cookwala_ros.sim.thermal_model import MEDIA, SOURCE_EFFICIENCY, SensorFault, ThermalConfig, ThermalModel
 
@@ -164,7 +164,7 @@ class HeaterSimNode(Node):
         self.stepper = None
         if values["clock_mode"] == "lockstep":
             self._timer.cancel()  # one state per /clock step instead
-            self.stepper = StepParticipant(self, self._on_step, callback_group=self._group)
+            self.stepper = StepParticipant(self, self._on_step, callback_group=self._group, idle=self._idle)
             self.create_timer(1.0 / values["steady_rate_hz"], self._on_steady_tick, callback_group=self._group,
                               clock=Clock(clock_type=ClockType.STEADY_TIME))
         thermal = self.heater.thermal
@@ -293,6 +293,10 @@ class HeaterSimNode(Node):
         with self._lock:
             self._advance()
             self._publish()
+
+    def _idle(self) -> bool:
+        """Off and delivering nothing (a welded relay delivers): the pan only cools."""
+        return self.heater.mode is HeaterMode.OFF and self.heater.power_w == 0.0
 
     def _on_step(self, t_ns: int) -> None:
         self._on_tick()

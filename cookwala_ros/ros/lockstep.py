@@ -11,6 +11,13 @@ so it works across processes and namespaces, and leave with LEAVE on a clean shu
 stays late for `grace` of wall time is dropped and named in a warning, so a dead node never
 freezes the kitchen; a report from it later counts it in again.
 
+An idle kitchen is idle: a participant with nothing to do (the executor between cooks, the arm at
+rest, the hob off) reports a `wake` IDLE_STEP_S ahead. Until then the clock does not wait for it,
+and when every participant is idle it steps straight to the earliest wake: at a real-time factor
+of 20, 20 steps per wall second instead of 200. Whatever is busy is stepped every `step`, so a
+cook's trace does not change. Only steps a participant is waited for are reported, so which
+steps the clock takes depends on the reports alone, never on their timing.
+
 `StepGate` is the clock's bookkeeping (pure); `StepParticipant` is a node's side.
 """
 
@@ -25,6 +32,7 @@ from cookwala_ros.ros import names, qos
 from cookwala_ros.ros.params import ParamSpec
 
 CLOCK_MODES = ("rtf", "lockstep")
+IDLE_STEP_S = 1.0  # how far ahead an idle participant asks to be stepped next [sim s]
 
 
 def clock_mode_param(what: str) -> ParamSpec:
@@ -43,6 +51,7 @@ class StepGate:
     def __init__(self, grace_ns: int):
         self.grace_ns = grace_ns
         self._done: dict[str, int] = {}  # member -> latest sim time it finished [ns]
+        self._wake: dict[str, int] = {}  # member -> sim time from which the clock waits for it [ns]
         self._since: dict[str, int] = {}  # member -> steady time from which its lateness counts [ns]
         self.dropped: list[str] = []  # members dropped for silence, in order (diagnostics)
 
@@ -55,22 +64,34 @@ class StepGate:
         if name in self._done:
             return False
         self._done[name] = -1
+        self._wake[name] = 0
         self._since[name] = now_ns
         return True
 
-    def done(self, name: str, t_ns: int, now_ns: int) -> bool:
-        """`name` finished sim time t (joining it if needed); True if it joined with this."""
+    def done(self, name: str, t_ns: int, now_ns: int, wake_ns: int = 0) -> bool:
+        """`name` finished sim time t (joining it if needed) and is to be waited for again from
+        sim time `wake_ns` on (0: from the next step); True if it joined with this."""
         joined = self.join(name, now_ns)
-        self._done[name] = max(self._done[name], t_ns)
+        if t_ns >= self._done[name]:
+            self._done[name] = t_ns
+            self._wake[name] = wake_ns if wake_ns > t_ns else t_ns + 1
         return joined
 
     def leave(self, name: str) -> bool:
         self._since.pop(name, None)
+        self._wake.pop(name, None)
         return self._done.pop(name, None) is not None
 
     def late(self, t_ns: int) -> list[str]:
-        """Members that have not finished sim time t yet."""
-        return [name for name, done in self._done.items() if done < t_ns]
+        """Members that have not finished sim time t yet and are waited for at t."""
+        return [name for name, done in self._done.items() if done < t_ns and self._wake[name] <= t_ns]
+
+    def next_step(self, t_ns: int, step_ns: int) -> int:
+        """The sim time to step to from t: one step, or further when every member sleeps past it
+        (to the earliest wake)."""
+        if not self._wake:
+            return t_ns + step_ns
+        return max(t_ns + step_ns, min(self._wake.values()))
 
     def drop_silent(self, t_ns: int, published_ns: int, now_ns: int) -> list[str]:
         """Drop the members late for step t (published at steady time `published_ns`) for longer
@@ -90,12 +111,17 @@ class StepParticipant:
     `leave()` before the node is destroyed.
     """
 
-    def __init__(self, node, on_step: Callable[[int], bool | None], callback_group=None):
+    def __init__(self, node, on_step: Callable[[int], bool | None], callback_group=None,
+                 idle: Callable[[], bool] | None = None):
         self.name = node.get_fully_qualified_name()
         self.t_ns = -1  # the step being simulated; -1 before the first /clock message
         self.steps = 0  # steps taken (tests, diagnostics)
         self._finished_ns = -1
         self._on_step = on_step
+        self._idle = idle  # True: nothing to do for IDLE_STEP_S (asked as each step finishes)
+        self._waited_from_ns = 0  # the clock waits for this participant at steps from here on
+        self._wake_ns = 0  # the wake of the latest report
+        self._reported_ns = -1  # the step of the latest report
         self._publisher = node.create_publisher(ClockStep, names.CLOCK_STEP, qos.clock_step_report())
         self._report(ClockStep.JOIN, 0)
         self._subscription = node.create_subscription(ClockMsg, names.CLOCK, self._on_clock, qos.lockstep_clock(),
@@ -104,8 +130,8 @@ class StepParticipant:
     def _on_clock(self, msg: ClockMsg) -> None:
         t_ns = time_ns(msg.clock)
         if t_ns == self.t_ns:
-            if self._finished_ns == t_ns:
-                self._report(ClockStep.DONE, t_ns)  # the clock re-sent the step: it missed our report
+            if self._finished_ns == t_ns and self._reported_ns == t_ns:
+                self._report(ClockStep.DONE, t_ns, self._wake_ns)  # the clock re-sent the step: it missed our report
             return
         self.t_ns = t_ns
         self.steps += 1
@@ -113,10 +139,16 @@ class StepParticipant:
             self.finish()
 
     def finish(self) -> None:
-        """Report the current step done (once)."""
-        if self._finished_ns != self.t_ns:
-            self._finished_ns = self.t_ns
-            self._report(ClockStep.DONE, self.t_ns)
+        """Report the current step done (once): when the clock waits for it, or when this
+        participant stopped being idle and wants the next step sooner than it said."""
+        if self._finished_ns == self.t_ns:
+            return
+        t = self._finished_ns = self.t_ns
+        wake = t + int(IDLE_STEP_S * 1e9) if self._idle is not None and self._idle() else 0
+        waited_from = wake or t + 1
+        if t >= self._waited_from_ns or waited_from < self._waited_from_ns:
+            self._waited_from_ns, self._wake_ns, self._reported_ns = waited_from, wake, t
+            self._report(ClockStep.DONE, t, wake)
 
     @property
     def pending(self) -> bool:
@@ -126,7 +158,8 @@ class StepParticipant:
     def leave(self) -> None:
         self._report(ClockStep.LEAVE, max(self.t_ns, 0))
 
-    def _report(self, event: int, t_ns: int) -> None:
+    def _report(self, event: int, t_ns: int, wake_ns: int = 0) -> None:
         msg = ClockStep(event=event, participant=self.name)
         msg.stamp.sec, msg.stamp.nanosec = divmod(int(t_ns), 1_000_000_000)
+        msg.wake.sec, msg.wake.nanosec = divmod(int(wake_ns), 1_000_000_000)
         self._publisher.publish(msg)

@@ -11,6 +11,8 @@ current sim time. Starts at the current wall-clock time unless `start_from_wall_
 participant that joined on /clock_step has finished the current step, and no faster than
 `real_time_factor` (then a ceiling), so a cook gives the same trace on a loaded host as on an
 idle one. A participant late for `lockstep_grace_s` of wall time is dropped with a warning.
+When every participant is idle (their reports say when they next need a step), the clock steps
+straight to the earliest such time, still at most `real_time_factor` x real time.
 """
 
 from __future__ import annotations
@@ -140,7 +142,7 @@ class SimClockNode(Node):
                 self._publish(self.t_ns)  # it may have subscribed after this step went out
                 self._resent_at = now
         elif msg.event == ClockStep.DONE:
-            if self.gate.done(who, time_ns(msg.stamp), now):
+            if self.gate.done(who, time_ns(msg.stamp), now, time_ns(msg.wake)):
                 self.get_logger().info(f"lock-step: {who} joined")
         self._try_step(now)
 
@@ -183,13 +185,14 @@ class SimClockNode(Node):
             return
         with self._lock:
             factor = self.clock_model.factor
-        due = self._published_at + int(self.step_ns / factor)
+        next_ns = self.gate.next_step(self.t_ns, self.step_ns)
+        due = self._published_at + int((next_ns - self.t_ns) / factor)
         if now < due:
             if self._pace_timer.is_canceled():
                 self._pace_timer.timer_period_ns = due - now
                 self._pace_timer.reset()
             return
-        self.t_ns += self.step_ns
+        self.t_ns = next_ns
         self.steps += 1
         self._published_at = self._resent_at = now
         self._publish(self.t_ns)

@@ -323,6 +323,11 @@ class ArmModel:
                 self._hold = final_q
                 self._segments = None
 
+    @property
+    def idle(self) -> bool:
+        """Nothing will change until a new command: at rest where it is meant to be."""
+        return self._idle()
+
     def _idle(self) -> bool:
         """Nothing can change: at rest on a hold reference it already sits on (fast path)."""
         if not self.at_rest:

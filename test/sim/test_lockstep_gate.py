@@ -46,3 +46,30 @@ def test_leaving_stops_the_wait_at_once():
     assert gate.late(10) == ["/executor"]
     assert gate.leave("/executor") and not gate.leave("/executor")
     assert gate.late(10) == [] and gate.dropped == []
+
+
+def test_idle_members_are_not_waited_for_and_the_clock_steps_to_the_earliest_wake():
+    gate = StepGate(grace_ns=2 * S)
+    step = S // 10
+    assert gate.next_step(0, step) == step  # nobody: one step
+    gate.done("/executor", 0, 0, wake_ns=S)  # idle: step me next at 1 s
+    gate.done("/arm_sim", 0, 0, wake_ns=2 * S)
+    assert gate.late(step) == [] and gate.next_step(0, step) == S  # straight to the earliest wake
+    assert gate.late(S) == ["/executor"]  # waited for at its wake; the arm, still asleep, is not
+    gate.done("/heater_sim", 0, 0)  # a busy member: every step
+    assert gate.next_step(0, step) == step
+    assert gate.late(step) == ["/heater_sim"]
+    gate.done("/heater_sim", step, 0)
+    assert gate.late(step) == [] and gate.next_step(step, step) == 2 * step
+
+
+def test_a_wake_is_never_behind_the_next_step_and_an_old_report_does_not_move_it():
+    gate = StepGate(grace_ns=2 * S)
+    step = S // 10
+    gate.done("/arm_sim", 5 * step, 0, wake_ns=5 * step)  # a wake not ahead of its own step = the next step
+    assert gate.next_step(5 * step, step) == 6 * step and gate.late(6 * step) == ["/arm_sim"]
+    gate.done("/arm_sim", 6 * step, 0, wake_ns=3 * S)
+    gate.done("/arm_sim", 5 * step, 0)  # re-delivered older report
+    assert gate.next_step(6 * step, step) == 3 * S
+    gate.done("/arm_sim", 7 * step, 0)  # it woke early (a command came): every step again
+    assert gate.next_step(7 * step, step) == 8 * step
