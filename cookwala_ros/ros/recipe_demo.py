@@ -197,11 +197,11 @@ class LiveKitchen:
                  disabled_sensors: str = "", person_present: bool = True, quiet: bool = True,
                  output: TextIO | None = None, startup_timeout_s: float = 60.0, with_safety_monitor: bool = True,
                  state_dir: str | os.PathLike | None = None, scene_args: dict | None = None,
-                 namespace: str = "", with_clock: bool = True, clock: str = "rtf"):
+                 namespace: str = "", with_clock: bool = True, clock: str = "lockstep"):
         from cookwala_ros.http.server import free_port
 
         self.rtf = float(rtf)  # lock-step: the ceiling
-        self.clock = clock  # "rtf" (/clock = wall x rtf) or "lockstep" (the same cook at any load)
+        self.clock = clock  # "lockstep" (the same cook at any load: the default) or "rtf" (/clock = wall x rtf)
         self.recipes = [pathlib.Path(r) for r in recipes] or [resources.share_path("examples", "recipes", SOUP)]
         self._own_dir = data_dir is None
         self.data_dir = pathlib.Path(data_dir or tempfile.mkdtemp(prefix="cookwala-kitchen-"))
