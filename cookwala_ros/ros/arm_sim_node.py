@@ -54,7 +54,7 @@ PARAMETERS = (
     ParamSpec("publish_rate_hz", 100.0, "JointState rate on the ROS clock [Hz].", minimum=0.0, maximum=1000.0,
               exclusive_minimum=True),
     clock_mode_param("the arm steps"),
-    ParamSpec("steady_rate_hz", 20.0, "In lockstep: joint states are re-published this often on the steady clock "
+    ParamSpec("steady_rate_hz", 10.0, "In lockstep: joint states are re-published this often on the steady clock "
               "between steps [Hz].", minimum=0.0, maximum=1000.0, exclusive_minimum=True),
     ParamSpec("control_period_s", 0.01, "Physics substep of the arm model [s] (the controller's update period).",
               minimum=0.0001, maximum=0.1),

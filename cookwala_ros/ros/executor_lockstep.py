@@ -13,6 +13,8 @@ import time
 
 from cookwala_ros.ros.lockstep import StepParticipant
 
+STEP_WATCH_S = 0.25  # how often a step waiting for the plant's state is looked at [s, steady]; the wait is 0.5-1 s
+
 
 class LockstepTick:
     """Mixed into ExecutorNode: uses its `io`, `_tick`, `_steady`, `create_timer` and clock."""
@@ -34,7 +36,7 @@ class LockstepTick:
         self.stepper = StepParticipant(self, self._on_step, callback_group=control,
                                        idle=lambda: self.service.cooking_now() is None)
         self.io.on_reading = self._on_reading
-        self.create_timer(0.05, self._on_step_watch, callback_group=control, clock=self._steady)
+        self.create_timer(STEP_WATCH_S, self._on_step_watch, callback_group=control, clock=self._steady)
 
     def _on_step(self, t_ns: int) -> bool:
         with self._step_lock:

@@ -257,6 +257,8 @@ class ExecutorNode(LockstepTick, Node):
         data = event.get("data") if isinstance(event.get("data"), dict) else {}
         if event.get("type") == ev.OWN_TYPES["accepted"]:
             self.io.admit()  # a new execution: the stop latch may be released (see DeviceIO.admit)
+            if self.stepper is not None:
+                self.stepper.wake()  # lock-step: no idle wait for the first tick
         elif data.get("state") in ("stopping", "stopped", "failed") and "cookwalaseq" in event:
             self.io.latch(f"execution {data.get('execution')} is {data['state']}", halt="never")
         self._event_pub.publish(convert.event_msg(event))

@@ -14,15 +14,17 @@ freezes the kitchen; a report from it later counts it in again.
 An idle kitchen is idle: a participant with nothing to do (the executor between cooks, the arm at
 rest, the hob off) reports a `wake` IDLE_STEP_S ahead. Until then the clock does not wait for it,
 and when every participant is idle it steps straight to the earliest wake: at a real-time factor
-of 20, 20 steps per wall second instead of 200. Whatever is busy is stepped every `step`, so a
+of 20, 4 steps per wall second instead of 200. Whatever is busy is stepped every `step`, so a
 cook's trace does not change. Only steps a participant is waited for are reported, so which
-steps the clock takes depends on the reports alone, never on their timing.
+steps the clock takes depends on the reports alone, never on their timing; a participant that
+gets work between steps (a cook request) calls `wake()`, and the clock steps at once.
 
 `StepGate` is the clock's bookkeeping (pure); `StepParticipant` is a node's side.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 
 from cookwala_msgs.msg import ClockStep
@@ -32,7 +34,7 @@ from cookwala_ros.ros import names, qos
 from cookwala_ros.ros.params import ParamSpec
 
 CLOCK_MODES = ("rtf", "lockstep")
-IDLE_STEP_S = 1.0  # how far ahead an idle participant asks to be stepped next [sim s]
+IDLE_STEP_S = 5.0  # how far ahead an idle participant asks to be stepped next [sim s]
 
 
 def clock_mode_param(what: str) -> ParamSpec:
@@ -122,6 +124,7 @@ class StepParticipant:
         self._waited_from_ns = 0  # the clock waits for this participant at steps from here on
         self._wake_ns = 0  # the wake of the latest report
         self._reported_ns = -1  # the step of the latest report
+        self._lock = threading.Lock()  # finish() runs on the node's step thread, wake() on any
         self._publisher = node.create_publisher(ClockStep, names.CLOCK_STEP, qos.clock_step_report())
         self._report(ClockStep.JOIN, 0)
         self._subscription = node.create_subscription(ClockMsg, names.CLOCK, self._on_clock, qos.lockstep_clock(),
@@ -141,14 +144,25 @@ class StepParticipant:
     def finish(self) -> None:
         """Report the current step done (once): when the clock waits for it, or when this
         participant stopped being idle and wants the next step sooner than it said."""
-        if self._finished_ns == self.t_ns:
-            return
-        t = self._finished_ns = self.t_ns
-        wake = t + int(IDLE_STEP_S * 1e9) if self._idle is not None and self._idle() else 0
-        waited_from = wake or t + 1
-        if t >= self._waited_from_ns or waited_from < self._waited_from_ns:
-            self._waited_from_ns, self._wake_ns, self._reported_ns = waited_from, wake, t
-            self._report(ClockStep.DONE, t, wake)
+        with self._lock:
+            if self._finished_ns == self.t_ns:
+                return
+            t = self._finished_ns = self.t_ns
+            wake = t + int(IDLE_STEP_S * 1e9) if self._idle is not None and self._idle() else 0
+            waited_from = wake or t + 1
+            if t >= self._waited_from_ns or waited_from < self._waited_from_ns:
+                self._waited_from_ns, self._wake_ns, self._reported_ns = waited_from, wake, t
+                self._report(ClockStep.DONE, t, wake)
+
+    def wake(self) -> None:
+        """Work arrived while idle: be stepped (and waited for) from the next step on, not at the
+        wake reported (the clock, sleeping towards it, steps at once)."""
+        with self._lock:
+            t = self._finished_ns
+            if t < 0 or self._waited_from_ns <= t + 1:
+                return  # not finished a step yet (the clock waits for it anyway), or not asleep
+            self._waited_from_ns, self._wake_ns, self._reported_ns = t + 1, 0, t
+            self._report(ClockStep.DONE, t, 0)
 
     @property
     def pending(self) -> bool:

@@ -121,7 +121,7 @@ class SimClockNode(Node):
                                                  qos.clock_step_report(depth=100), callback_group=group)
         self._pace_timer = self.create_timer(1.0, self._on_pace, callback_group=group, clock=steady)
         self._pace_timer.cancel()
-        self.create_timer(min(0.05, values["lockstep_grace_s"] / 4), self._on_watch, callback_group=group, clock=steady)
+        self.create_timer(min(RESEND_S, values["lockstep_grace_s"] / 4), self._on_watch, callback_group=group, clock=steady)
         self._publish(self.t_ns)
         self.get_logger().info(
             f"lock-step: {CLOCK_TOPIC} advances {values['lockstep_step_s']:g} s once every participant on "

@@ -161,3 +161,27 @@ def test_a_bad_clock_mode_stops_the_node_naming_the_parameter():
     with RosHarness() as ros:
         with pytest.raises(ParameterError, match="parameter 'clock_mode'"):
             SimClockNode(context=ros.context, parameter_overrides=[Parameter("clock_mode", value="lockstepp")])
+
+
+def test_an_idle_participant_is_stepped_every_idle_step_and_a_wake_brings_the_fine_steps_back():
+    from cookwala_ros.ros.lockstep import IDLE_STEP_S
+
+    with RosHarness() as ros:
+        node = ros.node("idler")
+        idle = [True]
+        steps: list[int] = []
+        participant = StepParticipant(node, steps.append, idle=lambda: idle[0])
+        clock = lockstep_clock(ros, factor=1000.0)
+        assert ros.wait_for(lambda: len(steps) >= 4, timeout=20.0)
+        idle_ns = int(IDLE_STEP_S * 1e9)
+        gaps = {b - a for a, b in zip(steps[1:], steps[2:])}
+        assert gaps == {idle_ns}, gaps  # asleep between wakes: one step per IDLE_STEP_S, none finer
+        time.sleep(0.3)  # at the ceiling that is 3,000 fine steps' worth: the clock sleeps with it
+        assert len({b - a for a, b in zip(steps[1:], steps[2:])}) == 1
+        idle[0] = False
+        participant.wake()
+        t_woken = steps[-1]
+        assert ros.wait_for(lambda: len([t for t in steps if t > t_woken]) >= 3, timeout=20.0)
+        after = [t for t in steps if t > t_woken]
+        assert after[1] - after[0] == STEP_NS and after[2] - after[1] == STEP_NS  # every step again
+        assert clock.gate.dropped == []
