@@ -149,10 +149,8 @@ class StepParticipant:
                 return
             t = self._finished_ns = self.t_ns
             wake = t + int(IDLE_STEP_S * 1e9) if self._idle is not None and self._idle() else 0
-            waited_from = wake or t + 1
-            if t >= self._waited_from_ns or waited_from < self._waited_from_ns:
-                self._waited_from_ns, self._wake_ns, self._reported_ns = waited_from, wake, t
-                self._report(ClockStep.DONE, t, wake)
+            if t >= self._waited_from_ns or (wake or t + 1) < self._waited_from_ns:
+                self._announce(t, wake)
 
     def wake(self) -> None:
         """Work arrived while idle: be stepped (and waited for) from the next step on, not at the
@@ -161,8 +159,12 @@ class StepParticipant:
             t = self._finished_ns
             if t < 0 or self._waited_from_ns <= t + 1:
                 return  # not finished a step yet (the clock waits for it anyway), or not asleep
-            self._waited_from_ns, self._wake_ns, self._reported_ns = t + 1, 0, t
-            self._report(ClockStep.DONE, t, 0)
+            self._announce(t, 0)
+
+    def _announce(self, t: int, wake: int) -> None:
+        """Report step t done, to be waited for again from `wake` (0: the next step); lock held."""
+        self._waited_from_ns, self._wake_ns, self._reported_ns = wake or t + 1, wake, t
+        self._report(ClockStep.DONE, t, wake)
 
     @property
     def pending(self) -> bool:

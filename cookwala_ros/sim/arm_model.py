@@ -308,7 +308,7 @@ class ArmModel:
         """Advance the simulation by dt seconds in substeps of at most one control period."""
         if dt < 0 or not math.isfinite(dt):
             raise ValueError(f"dt must be finite and >= 0, got {dt}")
-        if self._idle():
+        if self.idle:
             self.time += dt
             return
         remaining = dt
@@ -325,11 +325,7 @@ class ArmModel:
 
     @property
     def idle(self) -> bool:
-        """Nothing will change until a new command: at rest where it is meant to be."""
-        return self._idle()
-
-    def _idle(self) -> bool:
-        """Nothing can change: at rest on a hold reference it already sits on (fast path)."""
+        """Nothing can change until a new command: at rest on a hold reference it already sits on."""
         if not self.at_rest:
             return False
         if self._stopping:
