@@ -98,6 +98,7 @@ class DeviceIO:
         self._admit_seq = 0
         self._monitor_lost: str | None = None  # the monitor went missing since the last release (sticky)
         self._keepalive: HeaterCommand | None = None  # the heat-on command in force, re-sent by keepalive()
+        self.keepalive_timer = None  # the node's steady timer that calls keepalive(): it runs only while heat is on
         self._heater_sent_at = 0.0
         self.dropped = 0  # commands held back by the latch (diagnostics, tests)
         self._started = self._last_check = time.monotonic()
@@ -247,7 +248,7 @@ class DeviceIO:
             if new:
                 self._latch = reason
             self._latch_seq += 1
-            self._keepalive = None
+            self._hold_keepalive(None)
             if halt == "always" or (halt == "new" and new):
                 self._publish_halt()
         return new
@@ -286,6 +287,24 @@ class DeviceIO:
                 self._monitor_lost = why  # the running execution stops on it even if a status comes back
             self.latch(why)
         return why
+
+    def heat_on(self) -> bool:
+        """A heat-on command is in force (the keep-alive re-sends it)."""
+        return self._keepalive is not None
+
+    def _hold_keepalive(self, msg: HeaterCommand | None) -> None:
+        """The heat-on command to keep alive, or None (caller holds _cmd_lock). The keep-alive timer
+        runs only while there is one: an idle executor does not wake 20 times a second for nothing.
+        A timer started here is taken into the executor's next wait (at the latest after its next
+        heartbeat, 0.1 s), well inside the hob's 0.5 s dead-man timeout that the command just reset."""
+        was_on = self._keepalive is not None
+        self._keepalive = msg
+        timer = self.keepalive_timer
+        if timer is not None and was_on != (msg is not None):
+            if msg is None:
+                timer.cancel()
+            else:
+                timer.reset()
 
     def keepalive(self, min_gap_s: float = 0.0, hung: bool = False) -> None:
         """Re-send the heat-on command in force (steady clock) unless one went out within
@@ -505,7 +524,7 @@ class DeviceIO:
         on = msg.mode == HeaterCommand.MODE_SETPOINT or (msg.mode == HeaterCommand.MODE_POWER and msg.power_w > 0.0)
         self._send_heater(msg, energising=msg.mode != HeaterCommand.MODE_OFF)
         self._heater_sent_at = time.monotonic()
-        self._keepalive = msg if on else None
+        self._hold_keepalive(msg if on else None)
 
     def _move_to(self, pose: str) -> None:
         target = self.poses.get(pose)

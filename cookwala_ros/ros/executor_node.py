@@ -59,7 +59,9 @@ from cookwala_ros.safety.monitor import OFFLINE
 NODE_NAME = names.EXECUTOR_NODE
 
 
-MONITOR_CHECK_S = 0.05  # how often the monitor's freshness is checked [s, steady clock]
+MONITOR_CHECK_S = 0.05  # how often the monitor's freshness is checked while cooking or heating [s, steady clock]
+MONITOR_CHECK_IDLE_S = 0.25  # ... and with nothing cooking and no heat: only a lost monitor's report and
+# the readiness news wait for it (a start asks the watch itself)
 TICK_HUNG_S = 0.5  # a control tick running this long stops the heater keep-alive [s, steady clock]
 HTTP_START_WAIT_S = 10.0  # how long start-up waits to learn whether the HTTP API could listen [s]
 
@@ -106,10 +108,14 @@ class ExecutorNode(LockstepTick, Node):
             self.create_timer(1.0 / values["tick_hz"], self._tick, callback_group=control)
         self.create_timer(1.0 / values["heartbeat_hz"], self._heartbeat, callback_group=liveliness, clock=self._steady)
         self.create_timer(1.0, self._diagnostics, callback_group=housekeeping, clock=self._steady)
-        self.create_timer(MONITOR_CHECK_S, self._check_monitor, callback_group=guard, clock=self._steady)
+        self._check_period_s = MONITOR_CHECK_S
+        self._check_pace_lock = threading.Lock()
+        self._check_timer = self.create_timer(MONITOR_CHECK_S, self._check_monitor, callback_group=guard,
+                                              clock=self._steady)
         self._keepalive_s = values["heater_keepalive_s"]
-        self.create_timer(self._keepalive_s, self._keepalive, callback_group=MutuallyExclusiveCallbackGroup(),
-                          clock=self._steady)
+        self.io.keepalive_timer = self.create_timer(  # started and stopped by the DeviceIO with the heat
+            self._keepalive_s, self._keepalive, callback_group=MutuallyExclusiveCallbackGroup(), clock=self._steady,
+            autostart=False)
         self.create_service(Stop, "~/stop", self._on_stop, callback_group=requests)
         self.create_service(Resume, "~/resume", self._on_resume, callback_group=requests)
         self.create_service(GetExecution, "~/get_execution", self._on_get_execution, callback_group=requests)
@@ -205,8 +211,19 @@ class ExecutorNode(LockstepTick, Node):
         self.service.stop(execution, {"core": "0.2.0", "kind": "StopRequest", "execution": execution,
                                       "requestedBy": "executor", "reason": reason[:300]})
 
+    def _pace_monitor_check(self, busy: bool) -> None:
+        """The monitor check's period: MONITOR_CHECK_S while a cook runs or heat is on, else the idle one."""
+        period = MONITOR_CHECK_S if busy else MONITOR_CHECK_IDLE_S
+        with self._check_pace_lock:
+            if period == self._check_period_s:
+                return
+            self._check_period_s = period
+            self._check_timer.timer_period_ns = int(period * 1e9)
+            self._check_timer.reset()  # the next check one new period from now, not one old period
+
     def _check_monitor(self) -> None:
-        why = self.io.check_monitor(MONITOR_CHECK_S)  # heat is cut and the arm halted (latched) before this returns
+        why = self.io.check_monitor(self._check_period_s)  # heat is cut and the arm halted (latched) before this returns
+        self._pace_monitor_check(self.service.cooking_now() is not None or self.io.heat_on())
         if (self.io.start_hold() is None) != self._ready_published:
             self._diagnostics()  # whoever waits to start a cook hears at once that it may, or may not
         if why is None:
@@ -257,6 +274,7 @@ class ExecutorNode(LockstepTick, Node):
         data = event.get("data") if isinstance(event.get("data"), dict) else {}
         if event.get("type") == ev.OWN_TYPES["accepted"]:
             self.io.admit()  # a new execution: the stop latch may be released (see DeviceIO.admit)
+            self._pace_monitor_check(busy=True)
             if self.stepper is not None:
                 self.stepper.wake()  # lock-step: no idle wait for the first tick
         elif data.get("state") in ("stopping", "stopped", "failed") and "cookwalaseq" in event:

@@ -157,10 +157,11 @@ class HeaterSimNode(Node):
         self._safety_source = values["safety_source"]
         self._safety_hold_until = -math.inf  # steady clock
         self.ignored_during_hold = 0  # heat commands the safety priority dropped (tests, diagnostics)
+        self._dead_man_timer = None
         if self._command_timeout_s > 0:  # checked on the steady clock: a paused /clock never keeps heat on
-            self._dead_man_timer = self.create_timer(
+            self._dead_man_timer = self.create_timer(  # runs only while the hob is not idle (_sync_dead_man)
                 min(0.05, self._command_timeout_s / 5), self._on_dead_man, callback_group=self._group,
-                clock=Clock(clock_type=ClockType.STEADY_TIME))
+                clock=Clock(clock_type=ClockType.STEADY_TIME), autostart=not self._idle())
         self.stepper = None
         if values["clock_mode"] == "lockstep":
             self._timer.cancel()  # one state per /clock step instead
@@ -230,6 +231,7 @@ class HeaterSimNode(Node):
         state.fault = int(snap.fault)
         state.fault_detail = snap.fault_detail
         self._state_pub.publish(state)
+        self._sync_dead_man()
         for publisher, value in ((self._medium_pub, snap.medium_temp_c), (self._pan_pub, snap.pan_surface_temp_c)):
             msg = Temperature()
             msg.header.stamp = stamp
@@ -274,6 +276,19 @@ class HeaterSimNode(Node):
                 self.dead_man_cuts += 1
                 self.get_logger().warning(detail)
                 self._publish()
+
+    def _sync_dead_man(self) -> None:
+        """The dead-man check runs while the hob is on or delivering, and sleeps while it is off: an
+        idle hob has nothing to cut. Every state change is published, so this sees each one; a heat
+        command that restarts it also resets the silence it measures."""
+        timer = self._dead_man_timer
+        if timer is None:
+            return
+        idle = self._idle()
+        if idle and not timer.is_canceled():
+            timer.cancel()
+        elif not idle and timer.is_canceled():
+            timer.reset()
 
     def _apply_contents(self) -> None:
         """Put the contents the parameters name in the pan (call with the lock held, after _advance)."""

@@ -90,13 +90,16 @@ def test_commands_computed_before_a_halt_never_reach_the_wire_after_it(tmp_path)
                 while running.is_set():
                     node.io.apply(Commands(heater=("power", 1500.0), arm_pose="home"))
 
+            assert node.io.keepalive_timer.is_canceled()  # no heat in force: the keep-alive sleeps
             thread = threading.Thread(target=ticks)
             thread.start()
             time.sleep(0.05 + 0.01 * (trial % 5))
+            assert not node.io.keepalive_timer.is_canceled()  # heat in force: kept alive
             node.io.halt(None)
             time.sleep(0.1)
             running.clear()
             thread.join()
+            assert node.io.keepalive_timer.is_canceled()  # the halt ended the keep-alive
             assert ros.wait_for(lambda: any(m.mode == HeaterCommand.MODE_OFF for _, m in wire.heat), timeout=5)
             time.sleep(0.2)  # what was published has arrived
             assert any(m.mode == HeaterCommand.MODE_POWER for _, m in wire.heat), "the ticks published before the halt"

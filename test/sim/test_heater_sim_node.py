@@ -66,9 +66,11 @@ def test_the_dead_man_cuts_heat_when_commands_stop(ticking_hob):
     timeout_s = node.get_parameter("command_timeout_s").value
     assert timeout_s == 0.5
     period_s = 1.0 / node.get_parameter("publish_rate_hz").value
+    assert node._dead_man_timer.is_canceled()  # off: nothing to cut, so no check 20 times a second
     sent = time.monotonic()
     commands.publish(command(HeaterCommand.MODE_POWER, 1500.0))  # and then nothing: the sender died
     assert ros.wait_for(lambda: any(s.power_w == 1500.0 for _, s in states), timeout=2.0)
+    assert not node._dead_man_timer.is_canceled()  # heating: the dead-man watches
     on_at = next(t for t, s in states if s.power_w == 1500.0)
     assert ros.wait_for(lambda: any(t > on_at and s.power_w == 0.0 for t, s in states), timeout=5.0)
     cut_at, cut = next((t, s) for t, s in states if t > on_at and s.power_w == 0.0)
@@ -78,6 +80,7 @@ def test_the_dead_man_cuts_heat_when_commands_stop(ticking_hob):
     assert cut.fault == HeaterState.FAULT_NONE and "dead-man" in cut.fault_detail
     time.sleep(1.0)
     assert node.dead_man_cuts == 1  # one cut, logged once
+    assert node._dead_man_timer.is_canceled()  # off again: asleep until the next heat command
     assert all(s.power_w == 0.0 for t, s in states if t > cut_at)
     # a fresh command heats again and clears the note
     commands.publish(command(HeaterCommand.MODE_POWER, 800.0))
