@@ -180,10 +180,34 @@ def _vocabulary(kind: str) -> tuple[str, frozenset[str], frozenset[str]]:
     return "an equipment class", vocab.equipment_classes(), vocab.equipment_classes()
 
 
+EQUIPMENT_FAMILIES = frozenset({"cold", "heat", "sensor", "tool", "vessel"})  # cw.eq.<family>.…
+NEAR_MISS = 0.85  # difflib ratio from which an unknown class reads as a misspelling of a known one
+
+
+def _known_class(value: str, known: frozenset[str]) -> bool:
+    """A known class or a narrower one (`cw.eq.heat.hob.induction` is a hob: equipment matching
+    is by prefix, core/dryrun.py)."""
+    return value in known or any(value.startswith(k + ".") for k in known)
+
+
+def _plausible_equipment(value: str, known: frozenset[str]) -> bool:
+    """The standard lists no closed set of equipment: a tool or vessel it never names (a wok) is
+    accepted in a known family, unless it is a near miss of a class it does name. Heat sources
+    are a closed set: they decide how a step is heated."""
+    parts = value.split(".")
+    if len(parts) < 4 or parts[2] not in EQUIPMENT_FAMILIES or parts[2] == "heat":
+        return False
+    return not difflib.get_close_matches(value, sorted(known), n=1, cutoff=NEAR_MISS)
+
+
 def _check_known(value: str, kind: str, where: str) -> str:
     """A misspelt id would silently change who does and verifies each step, or what the robot
     says it has: it must be in the vocabulary, and the message names the nearest id."""
     name, accepted, suggested = _vocabulary(kind)
+    if kind in ("heater class", "equipment class") and _known_class(value, accepted):
+        return value
+    if kind == "equipment class" and _plausible_equipment(value, accepted):
+        return value
     if value not in accepted:
         near = difflib.get_close_matches(value, sorted(suggested), n=1)
         raise DeviceConfigError(f"{where}: {value!r} is not {name} of the vocabulary"

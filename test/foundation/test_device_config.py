@@ -72,6 +72,15 @@ def test_bad_entries_are_named(raw_device, mutate, message):
     assert "\n" not in str(excinfo.value)  # one line: the node stops with it, not with a traceback
 
 
+@pytest.mark.parametrize("where, cls", [("heaters", "cw.eq.heat.hob.induction"), ("equipment", "cw.eq.vessel.wok"),
+                                        ("equipment", "cw.eq.vessel.pot.sauce.copper")])
+def test_narrower_and_unlisted_equipment_classes_are_accepted(raw_device, where, cls):
+    """A subclass of a known class, or a vessel the standard never names, is not a misspelling."""
+    good = copy.deepcopy(raw_device)
+    good[where][0]["class"] = cls
+    parse_device_config(good)
+
+
 def _shipped_device_files(root):
     """Every YAML file in the repo that is a device file (top-level `device:` and `ops:`)."""
     for folder in ("config", "examples", "test"):
