@@ -2,7 +2,8 @@
 
 It is read once at node start. Every key is checked; an unknown, missing or mistyped entry raises
 `DeviceConfigError` naming the key (e.g. `heaters[0].power_w: expected a number`), so a node
-refuses to start rather than run with a half-understood robot. The Core capabilities document
+refuses to start rather than run with a half-understood robot. Op, sensor, heater and equipment
+ids must be in the vocabulary; the message names the nearest one. The Core capabilities document
 is generated from it, never written by hand.
 """
 
@@ -166,16 +167,57 @@ def _check_vocab_id(value: Any, prefix: str, where: str) -> str:
     return value
 
 
+def _vocabulary(kind: str) -> tuple[str, frozenset[str], frozenset[str]]:
+    """What the message calls a `kind` of id, the ids accepted and the ids a near match is drawn
+    from: a sensor alias is accepted but never suggested; a heater must be a heat source."""
+    if kind == "op":
+        ops = frozenset(vocab.operations())
+        return "an op", ops, ops
+    if kind == "sensor":
+        return "a sensor", vocab.sensor_ids() | frozenset(vocab.sensor_aliases()), vocab.sensor_ids()
+    if kind == "heater class":
+        return "a heater class", vocab.heat_source_classes(), vocab.heat_source_classes()
+    return "an equipment class", vocab.equipment_classes(), vocab.equipment_classes()
+
+
+EQUIPMENT_FAMILIES = frozenset({"cold", "heat", "sensor", "tool", "vessel"})  # cw.eq.<family>.…
+NEAR_MISS = 0.85  # difflib ratio from which an unknown class reads as a misspelling of a known one
+
+
+def _known_class(value: str, known: frozenset[str]) -> bool:
+    """A known class or a narrower one (`cw.eq.heat.hob.induction` is a hob: equipment matching
+    is by prefix, core/dryrun.py)."""
+    return value in known or any(value.startswith(k + ".") for k in known)
+
+
+def _plausible_equipment(value: str, known: frozenset[str]) -> bool:
+    """The standard lists no closed set of equipment: a tool or vessel it never names (a wok) is
+    accepted in a known family, unless it is a near miss of a class it does name. Heat sources
+    are a closed set: they decide how a step is heated."""
+    parts = value.split(".")
+    if len(parts) < 4 or parts[2] not in EQUIPMENT_FAMILIES or parts[2] == "heat":
+        return False
+    return not difflib.get_close_matches(value, sorted(known), n=1, cutoff=NEAR_MISS)
+
+
 def _check_known(value: str, kind: str, where: str) -> str:
-    """A misspelt id would silently change who does and verifies each step: it must be in the
-    vocabulary (a sensor alias counts)."""
-    known = vocab.is_known_op(value) if kind == "op" else (value in vocab.sensor_ids() or value in vocab.sensor_aliases())
-    if not known:
-        near = difflib.get_close_matches(value, vocab.operations() if kind == "op" else vocab.sensor_ids(), n=1)
-        article = "an" if kind == "op" else "a"
-        raise DeviceConfigError(f"{where}: {value!r} is not {article} {kind} of the vocabulary"
+    """A misspelt id would silently change who does and verifies each step, or what the robot
+    says it has: it must be in the vocabulary, and the message names the nearest id."""
+    name, accepted, suggested = _vocabulary(kind)
+    if kind in ("heater class", "equipment class") and _known_class(value, accepted):
+        return value
+    if kind == "equipment class" and _plausible_equipment(value, accepted):
+        return value
+    if value not in accepted:
+        near = difflib.get_close_matches(value, sorted(suggested), n=1)
+        raise DeviceConfigError(f"{where}: {value!r} is not {name} of the vocabulary"
                                 + (f" (did you mean {near[0]!r}?)" if near else ""))
     return value
+
+
+def _check_id(value: Any, prefix: str, kind: str, where: str) -> str:
+    """A vocabulary id: the prefix first (a bare `simmer` is told so), then a known id."""
+    return _check_known(_check_vocab_id(value, prefix, where), kind, where)
 
 
 @dataclass(frozen=True)
@@ -273,7 +315,7 @@ def parse_device_config(raw: Any, source: str = "<memory>") -> DeviceConfig:
         _check_mapping(top["arm"], _SECTIONS["arm"], "arm")
     heaters = _check_list_of(top.get("heaters") or [], "heater", "heaters")
     for i, heater in enumerate(heaters):
-        _check_vocab_id(heater["class"], "cw.eq.", f"heaters[{i}].class")
+        _check_id(heater["class"], "cw.eq.", "heater class", f"heaters[{i}].class")
         if heater["power_w"] <= 0:
             raise DeviceConfigError(f"heaters[{i}].power_w: must be > 0, got {heater['power_w']}")
         for j, mode in enumerate(heater.get("modes") or []):
@@ -281,13 +323,11 @@ def parse_device_config(raw: Any, source: str = "<memory>") -> DeviceConfig:
                 raise DeviceConfigError(f"heaters[{i}].modes[{j}]: expected a string (quote it), got {mode!r}")
     sensors = _check_list_of(top.get("sensors") or [], "sensor", "sensors")
     for i, sensor in enumerate(sensors):
-        _check_known(_check_vocab_id(sensor["sensor"], "cw.sense.", f"sensors[{i}].sensor"), "sensor",
-                     f"sensors[{i}].sensor")
+        _check_id(sensor["sensor"], "cw.sense.", "sensor", f"sensors[{i}].sensor")
         if sensor.get("unit") is not None and sensor["unit"] not in units.WIRE_UNITS:
             raise DeviceConfigError(f"sensors[{i}].unit: {sensor['unit']!r} is not a unit of the standard "
                                     f"(one of {', '.join(sorted(units.WIRE_UNITS))})")
-    ops = tuple(_check_known(_check_vocab_id(op, "cw.op.", f"ops[{i}]"), "op", f"ops[{i}]")
-                for i, op in enumerate(top["ops"]))
+    ops = tuple(_check_id(op, "cw.op.", "op", f"ops[{i}]") for i, op in enumerate(top["ops"]))
     if len(set(ops)) != len(ops):
         raise DeviceConfigError("ops: an operation is listed twice")
     safety = _check_mapping(top["safety"], _SECTIONS["safety"], "safety")
@@ -298,7 +338,7 @@ def parse_device_config(raw: Any, source: str = "<memory>") -> DeviceConfig:
         )
     equipment = _check_list_of(top.get("equipment") or [], "equipment", "equipment")
     for i, item in enumerate(equipment):
-        _check_vocab_id(item["class"], "cw.eq.", f"equipment[{i}].class")
+        _check_id(item["class"], "cw.eq.", "equipment class", f"equipment[{i}].class")
         if item.get("count") is not None and item["count"] < 1:
             raise DeviceConfigError(f"equipment[{i}].count: must be >= 1, got {item['count']}")
     if "executor" in top:

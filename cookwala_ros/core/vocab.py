@@ -1,8 +1,9 @@
 """Read-only access to the vocabulary data packaged in `cookwala_ros/core/vocabulary/`.
 
-Operations, envelopes, kitchen units, heat levels, sensors, hazards and incident types are
-loaded once and cached: the data never changes while a process runs, and every check in
-`core` looks ids up here instead of carrying its own copy of the standard's numbers.
+Operations, envelopes, kitchen units, heat levels, sensors, equipment classes, hazards and
+incident types are loaded once and cached: the data never changes while a process runs, and
+every check in `core` looks ids up here instead of carrying its own copy of the standard's
+numbers.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ DATA_DIR = pathlib.Path(__file__).resolve().parent / "vocabulary"
 ALTITUDE_MEDIA = frozenset({"water", "steam"})
 # Ladder rungs that are not sensors.
 NON_SENSOR_RUNGS = frozenset({"model", "time", "human"})
+# Equipment classes under this prefix are heat sources (a hob, an oven).
+HEAT_SOURCE_PREFIX = "cw.eq.heat."
 
 
 class UnknownVocabularyId(KeyError):
@@ -117,6 +120,16 @@ def sensor(sensor_id: str) -> str:
     if isinstance(sensor_id, str) and (sensor_id in sensor_ids() or sensor_id.startswith("x-")):
         return canonical_sensor(sensor_id)
     raise UnknownVocabularyId("sensor", sensor_id)
+
+
+def equipment_classes() -> frozenset[str]:
+    """The equipment class ids (`cw.eq.*`) the standard names: heat sources, vessels, tools."""
+    return frozenset(load("equipment_classes.json")["classes"])
+
+
+def heat_source_classes() -> frozenset[str]:
+    """The equipment classes that are heat sources (`cw.eq.heat.*`): what a device's heaters are."""
+    return frozenset(c for c in equipment_classes() if c.startswith(HEAT_SOURCE_PREFIX))
 
 
 def hazards() -> frozenset[str]:

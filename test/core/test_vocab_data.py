@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import re
 
 import pytest
 
@@ -68,6 +69,29 @@ def test_every_sensor_and_hazard_named_by_an_operation_is_known(spec_dir):
         for sensor_id in theirs.get("sensors", []) + [r for r in env.get("sensorLadder", []) if r.startswith("cw.")]:
             assert sensor_id in vocab.sensor_ids(), (op_id, sensor_id)
         assert set(env.get("hazards", [])) <= vocab.hazards(), op_id
+
+
+_EQUIPMENT_CLASS = re.compile(r"cw\.eq\.[a-z0-9_]+(?:\.[a-z0-9_]+)*")
+
+
+def _equipment_classes_named(spec_dir: pathlib.Path) -> set[str]:
+    """The standard has no equipment vocabulary file: its equipment classes are the `cw.eq.*` ids
+    its schemas, examples, docs and data name."""
+    named = set()
+    for path in spec_dir.rglob("*"):
+        if path.is_file() and path.suffix in {".json", ".jsonld", ".md", ".yaml"}:
+            named |= set(_EQUIPMENT_CLASS.findall(path.read_text(encoding="utf-8")))
+    return named
+
+
+def test_equipment_classes_match_the_standard(spec_dir):
+    assert vocab.equipment_classes() == _equipment_classes_named(spec_dir)
+
+
+def test_heat_sources_are_the_heat_equipment_classes():
+    heat = vocab.heat_source_classes()
+    assert "cw.eq.heat.hob" in heat and "cw.eq.vessel.pot.sauce" not in heat
+    assert heat < vocab.equipment_classes() and all(c.startswith("cw.eq.heat.") for c in heat)
 
 
 def test_mission_table_matches(spec_dir):

@@ -48,6 +48,19 @@ def test_packaged_device_file_loads():
          "sensors[0].sensor: 'cw.sense.liquid_tmep' is not a sensor of the vocabulary (did you mean 'cw.sense.liquid_temp'?)"),
         (lambda d: d["ops"].__setitem__(2, "cw.op.simmr"), "ops[2]: 'cw.op.simmr' is not an op of the vocabulary (did you mean 'cw.op.simmer'?)"),
         (lambda d: d["sensors"][0].update(unit="furlongs"), "sensors[0].unit: 'furlongs' is not a unit of the standard"),
+        # a class outside the vocabulary would put a hob or a pot the standard has no word for
+        # into the capabilities: named, with the nearest class
+        (lambda d: d["heaters"][0].update(**{"class": "cw.eq.hbo"}),
+         "heaters[0].class: 'cw.eq.hbo' is not a heater class of the vocabulary (did you mean 'cw.eq.heat.hob'?)"),
+        (lambda d: d["heaters"][0].update(**{"class": "cw.eq.heat.banana"}),
+         "heaters[0].class: 'cw.eq.heat.banana' is not a heater class of the vocabulary (did you mean 'cw.eq.heat.hob'?)"),
+        (lambda d: d["heaters"][0].update(**{"class": "cw.eq.vessel.pot.sauce"}),
+         "heaters[0].class: 'cw.eq.vessel.pot.sauce' is not a heater class of the vocabulary"),
+        (lambda d: d["equipment"][0].update(**{"class": "cw.eq.heat.banana"}),
+         "equipment[0].class: 'cw.eq.heat.banana' is not an equipment class of the vocabulary (did you mean 'cw.eq.heat.hob'?)"),
+        (lambda d: d["equipment"][0].update(**{"class": "cw.eq.vessel.pot.suace"}),
+         "equipment[0].class: 'cw.eq.vessel.pot.suace' is not an equipment class of the vocabulary "
+         "(did you mean 'cw.eq.vessel.pot.sauce'?)"),
     ],
 )
 def test_bad_entries_are_named(raw_device, mutate, message):
@@ -56,6 +69,32 @@ def test_bad_entries_are_named(raw_device, mutate, message):
     with pytest.raises(DeviceConfigError) as excinfo:
         parse_device_config(bad)
     assert message in str(excinfo.value)
+    assert "\n" not in str(excinfo.value)  # one line: the node stops with it, not with a traceback
+
+
+@pytest.mark.parametrize("where, cls", [("heaters", "cw.eq.heat.hob.induction"), ("equipment", "cw.eq.vessel.wok"),
+                                        ("equipment", "cw.eq.vessel.pot.sauce.copper")])
+def test_narrower_and_unlisted_equipment_classes_are_accepted(raw_device, where, cls):
+    """A subclass of a known class, or a vessel the standard never names, is not a misspelling."""
+    good = copy.deepcopy(raw_device)
+    good[where][0]["class"] = cls
+    parse_device_config(good)
+
+
+def _shipped_device_files(root):
+    """Every YAML file in the repo that is a device file (top-level `device:` and `ops:`)."""
+    for folder in ("config", "examples", "test"):
+        for path in sorted((root / folder).rglob("*.y*ml")):
+            raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+            if isinstance(raw, dict) and "device" in raw and "ops" in raw:
+                yield path
+
+
+def test_every_shipped_device_file_loads(repo_root):
+    files = list(_shipped_device_files(repo_root))
+    assert repo_root / "config" / "device.yaml" in files
+    for path in files:
+        load_device_config(path)  # raises DeviceConfigError naming the file and the key
 
 
 def test_vendor_extension_keys_are_accepted(raw_device):
