@@ -40,6 +40,7 @@ from cookwala_ros.ros.params import ParameterError, ParamSpec, comma_list, decla
 from cookwala_ros.sim.arm_model import ArmFaults, ArmModel, Trajectory, TrajectoryError, TrajectoryPoint
 from cookwala_ros.robot.description import RobotDescriptionError, load_arm, load_poses
 from cookwala_ros.sim.sim_time import SimTime
+from cookwala_ros.ros.endpoints import LeanEndpoints
 
 NODE_NAME = "arm_sim"
 TRAJECTORY_TOPIC = names.ARM_TRAJECTORY  # defaults; a device file may rename them
@@ -80,7 +81,7 @@ def trajectory_from_msg(msg: JointTrajectory, sim_time: SimTime) -> Trajectory:
     return Trajectory(joint_names=tuple(msg.joint_names), points=points, start_time=start)
 
 
-class ArmSimNode(Node):
+class ArmSimNode(LeanEndpoints, Node):
     def __init__(self, **kwargs) -> None:
         super().__init__(NODE_NAME, **kwargs)
         values = declare_parameters(self, PARAMETERS)

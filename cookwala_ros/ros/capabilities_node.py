@@ -21,6 +21,7 @@ from cookwala_ros.ros.node_main import run_node
 from cookwala_ros.ros.params import ParamSpec, declare_parameters
 from cookwala_ros.device import ServedInterfaces, capabilities_document, load_device_config, load_robot_files
 from cookwala_ros.ros import names
+from cookwala_ros.ros.endpoints import LeanEndpoints
 
 SERVICE_NAME = names.CAPABILITIES_SERVICE
 PARAMETERS = (
@@ -30,7 +31,7 @@ PARAMETERS = (
 )
 
 
-class CapabilitiesNode(Node):
+class CapabilitiesNode(LeanEndpoints, Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("cookwala_capabilities", **kwargs)
         device_file = declare_parameters(self, PARAMETERS)["device_file"] or None

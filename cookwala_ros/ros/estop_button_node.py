@@ -23,6 +23,7 @@ from cookwala_ros.ros.node_main import run_node
 from cookwala_ros.ros import names, qos
 from cookwala_ros.ros.device_names import robot_names
 from cookwala_ros.ros.params import ParamSpec, declare_parameters
+from cookwala_ros.ros.endpoints import LeanEndpoints
 
 PARAMETERS = (
     ParamSpec("pressed", False, "Initial button state."),
@@ -33,7 +34,7 @@ PARAMETERS = (
 )
 
 
-class EstopButtonNode(Node):
+class EstopButtonNode(LeanEndpoints, Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("estop_button", **kwargs)
         values = declare_parameters(self, PARAMETERS)  # ParameterError (a ValueError) names a bad one

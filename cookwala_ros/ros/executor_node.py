@@ -55,6 +55,7 @@ from cookwala_ros.ros.executor_params import PARAMETERS
 from cookwala_ros.ros.executor_lockstep import LockstepTick
 from cookwala_ros.ros.params import comma_list, declare_parameters, read_token_file
 from cookwala_ros.safety.monitor import OFFLINE
+from cookwala_ros.ros.endpoints import LeanEndpoints
 
 NODE_NAME = names.EXECUTOR_NODE
 
@@ -66,7 +67,7 @@ TICK_HUNG_S = 0.5  # a control tick running this long stops the heater keep-aliv
 HTTP_START_WAIT_S = 10.0  # how long start-up waits to learn whether the HTTP API could listen [s]
 
 
-class ExecutorNode(LockstepTick, Node):
+class ExecutorNode(LockstepTick, LeanEndpoints, Node):
     def __init__(self, **kwargs) -> None:
         super().__init__(NODE_NAME, **kwargs)
         values = declare_parameters(self, PARAMETERS)

@@ -56,6 +56,7 @@ from cookwala_ros.ros.pending import deliver_waiting
 from cookwala_ros.sim.heater import HeaterMode, SimHeater
 from cookwala_ros.sim.sim_time import SimTime
 from cookwala_ros.sim.thermal_model import MEDIA, SOURCE_EFFICIENCY, SensorFault, ThermalConfig, ThermalModel
+from cookwala_ros.ros.endpoints import LeanEndpoints
 
 NODE_NAME = "heater_sim"
 COMMAND_TOPIC = names.HEATER_COMMAND  # defaults; a device file may rename the command and state topics
@@ -125,7 +126,7 @@ def thermal_config(values: dict) -> ThermalConfig:
     )
 
 
-class HeaterSimNode(Node):
+class HeaterSimNode(LeanEndpoints, Node):
     def __init__(self, **kwargs) -> None:
         super().__init__(NODE_NAME, **kwargs)
         values = declare_parameters(self, PARAMETERS)

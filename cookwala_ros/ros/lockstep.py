@@ -28,6 +28,7 @@ import threading
 from collections.abc import Callable
 
 from cookwala_msgs.msg import ClockStep
+from rclpy._rclpy_pybind11 import RCLError
 from rosgraph_msgs.msg import Clock as ClockMsg
 
 from cookwala_ros.ros import names, qos
@@ -116,6 +117,7 @@ class StepParticipant:
     def __init__(self, node, on_step: Callable[[int], bool | None], callback_group=None,
                  idle: Callable[[], bool] | None = None):
         self.name = node.get_fully_qualified_name()
+        self._context = node.context
         self.t_ns = -1  # the step being simulated; -1 before the first /clock message
         self.steps = 0  # steps taken (tests, diagnostics)
         self._finished_ns = -1
@@ -172,7 +174,14 @@ class StepParticipant:
         return self.t_ns >= 0 and self._finished_ns != self.t_ns
 
     def leave(self) -> None:
-        self._report(ClockStep.LEAVE, max(self.t_ns, 0))
+        """Say goodbye on a clean shutdown. After a signal the context may be gone already: then the
+        clock drops this participant after its grace instead, and there is nothing to report."""
+        if not self._context.ok():
+            return
+        try:
+            self._report(ClockStep.LEAVE, max(self.t_ns, 0))
+        except RCLError:  # the context went down between the check and the publish
+            pass
 
     def _report(self, event: int, t_ns: int, wake_ns: int = 0) -> None:
         msg = ClockStep(event=event, participant=self.name)

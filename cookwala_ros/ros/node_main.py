@@ -20,6 +20,7 @@ import rclpy
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 
+from cookwala_ros.ros.endpoints import QosDoctor
 from cookwala_ros.ros.executors import MultiThreadedExecutor
 
 EXIT_OK = 0
@@ -65,6 +66,7 @@ def run_node(
     executor = None
     try:
         node = make_node()
+        QosDoctor(node)  # the incompatible-QoS warnings of rclpy's default event handlers (ros/endpoints.py)
         if before_spin is not None:
             before_spin(node)
         freeze_startup_objects()

@@ -35,6 +35,7 @@ from cookwala_ros.executor.library import RecipeLibrary
 from cookwala_ros.ros import names, qos
 from cookwala_ros.ros.node_main import run_node
 from cookwala_ros.ros.params import ParamSpec, declare_parameters
+from cookwala_ros.ros.endpoints import LeanEndpoints
 
 NODE_NAME = "pot_sim"
 FINAL = ("refused", "stopped", "completed", "failed")
@@ -52,7 +53,7 @@ PARAMETERS = (
 )
 
 
-class PotSimNode(Node):
+class PotSimNode(LeanEndpoints, Node):
     def __init__(self, **kwargs) -> None:
         super().__init__(NODE_NAME, **kwargs)
         values = declare_parameters(self, PARAMETERS)

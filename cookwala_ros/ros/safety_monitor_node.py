@@ -92,6 +92,7 @@ from cookwala_ros.robot.kinematics import ToolKinematics
 from cookwala_ros.safety.monitor import HeaterReading, Monitor, MonitorConfig, food_class_of
 from cookwala_ros.safety.packs import PackError, load_effective_pack
 from cookwala_ros.safety.rules import PresenceReading
+from cookwala_ros.ros.endpoints import LeanEndpoints, QosDoctor
 
 # FollowJointTrajectory goals are cancelled too, where the controller offers the action: its
 # cancel service is action_msgs' CancelGoal, whatever the action type (no control_msgs needed).
@@ -126,7 +127,7 @@ def _rfc3339_now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-class SafetyMonitorNode(LatchPersistence, MonitorLifecycle, LifecycleNode):
+class SafetyMonitorNode(LatchPersistence, MonitorLifecycle, LeanEndpoints, LifecycleNode):
     _watched: list = []  # (subscription, callback) of the inputs whose silence is a trigger
     _reported_heartbeat = ""  # the executor heartbeat label of the last status published
 
@@ -547,6 +548,7 @@ def main(args: list[str] | None = None) -> int:
         return EXIT_CANNOT_START
     # first, so that the spin threads inherit it; the middleware's threads exist already and are included
     node.get_logger().info(f"scheduling: {realtime.claim(node.get_parameter('realtime_priority').value)}")
+    QosDoctor(node)  # in the main spinner; the stop inputs keep rclpy's own handlers (three subscriptions)
     spinners = [Spinner(node, "main"), Spinner(node.stop_inputs, "stop_inputs")]
     starter = None
     if node.get_parameter("autostart").value:

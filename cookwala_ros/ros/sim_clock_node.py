@@ -34,6 +34,7 @@ from cookwala_ros.ros.node_main import run_node
 from cookwala_ros.ros import names, qos
 from cookwala_ros.ros.params import ParameterError, ParamSpec, comma_list, declare_parameters, reject_invalid
 from cookwala_ros.ros.pending import deliver_waiting
+from cookwala_ros.ros.endpoints import LeanEndpoints
 
 NODE_NAME = "sim_clock"
 CLOCK_TOPIC = names.CLOCK
@@ -74,7 +75,7 @@ class SimClock:
         self.factor = factor
 
 
-class SimClockNode(Node):
+class SimClockNode(LeanEndpoints, Node):
     def __init__(self, **kwargs) -> None:
         super().__init__(NODE_NAME, **kwargs)
         if self.get_parameter("use_sim_time").value:

@@ -50,6 +50,7 @@ from cookwala_ros.teaming.allocator import DEFAULT_HANDOFF_S
 from cookwala_ros.teaming.auction import Auction
 from cookwala_ros.teaming.recipe_tasks import RecipeTasks, enforce_assignment, recipe_tasks
 from cookwala_ros.teaming.types import CallForProposals
+from cookwala_ros.ros.endpoints import LeanEndpoints
 
 MAX_WINDOW_S = 600.0
 ANSWERED_KEPT = 256  # answers kept for repeated requestIds
@@ -119,7 +120,7 @@ class Round:
     done: bool = field(default=False)
 
 
-class CoordinatorNode(Node):
+class CoordinatorNode(LeanEndpoints, Node):
     def __init__(self, **kwargs) -> None:
         super().__init__(names.TEAM_COORDINATOR_NODE, **kwargs)
         params = declare_parameters(self, PARAMETERS)

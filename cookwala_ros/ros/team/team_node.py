@@ -24,6 +24,7 @@ from cookwala_ros.ros.params import ParamSpec, declare_parameters, reject_invali
 from cookwala_ros.ros.team import wire
 from cookwala_ros.teaming.bidder import answer_cfp
 from cookwala_ros.teaming.types import Bid
+from cookwala_ros.ros.endpoints import LeanEndpoints
 
 PARAMETERS = (
     ParamSpec("device_file", "", "Path of the device file (YAML); empty = the package's config/device.yaml."),
@@ -32,7 +33,7 @@ PARAMETERS = (
 )
 
 
-class TeamNode(Node):
+class TeamNode(LeanEndpoints, Node):
     def __init__(self, **kwargs) -> None:
         super().__init__(names.TEAM_NODE, **kwargs)
         device_file = declare_parameters(self, PARAMETERS)["device_file"] or None
