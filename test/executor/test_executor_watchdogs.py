@@ -88,7 +88,10 @@ def test_a_monitor_is_required_armed_before_and_while_cooking(library):
         with RosHarness() as ros:
             client = Client(ros)
             heat = Heat(client.node)
-            assert client.wait_ready(), "executor did not come up"
+            executor = procs[-1]
+            assert client.wait_ready(), ("executor did not come up: its process "
+                                         + ("still runs (a start-up that hangs)" if executor.poll() is None
+                                            else f"exited with {executor.returncode}"))
             # never seen: refused busy, naming the monitor
             execution, status = start(client, ros, request_for(recipe))
             status = wait_state(ros, client, execution, FINAL)
