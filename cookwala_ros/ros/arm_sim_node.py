@@ -30,6 +30,7 @@ from rclpy.time import Time
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
+from cookwala_ros.ros.endpoints import LeanEndpoints
 from cookwala_ros.ros.node_main import run_node
 from cookwala_ros.robot.joint_trajectory import JTC_VERSION, jtc_problems
 from cookwala_ros.ros import names, qos
@@ -40,7 +41,6 @@ from cookwala_ros.ros.params import ParameterError, ParamSpec, comma_list, decla
 from cookwala_ros.sim.arm_model import ArmFaults, ArmModel, Trajectory, TrajectoryError, TrajectoryPoint
 from cookwala_ros.robot.description import RobotDescriptionError, load_arm, load_poses
 from cookwala_ros.sim.sim_time import SimTime
-from cookwala_ros.ros.endpoints import LeanEndpoints
 
 NODE_NAME = "arm_sim"
 TRAJECTORY_TOPIC = names.ARM_TRAJECTORY  # defaults; a device file may rename them

@@ -19,11 +19,11 @@ from rclpy.node import Node
 from std_msgs.msg import Bool
 from std_srvs.srv import SetBool
 
+from cookwala_ros.ros.endpoints import LeanEndpoints
 from cookwala_ros.ros.node_main import run_node
 from cookwala_ros.ros import names, qos
 from cookwala_ros.ros.device_names import robot_names
 from cookwala_ros.ros.params import ParamSpec, declare_parameters
-from cookwala_ros.ros.endpoints import LeanEndpoints
 
 PARAMETERS = (
     ParamSpec("pressed", False, "Initial button state."),

@@ -48,6 +48,7 @@ from cookwala_ros.executor import events as ev
 from cookwala_ros.executor.config import ExecutorConfig
 from cookwala_ros.executor.service import ExecutorService, ServiceError
 from cookwala_ros.ros import convert, names, qos, readiness
+from cookwala_ros.ros.endpoints import LeanEndpoints
 from cookwala_ros.ros.node_main import run_node
 from cookwala_ros.ros.convert import safety_limit_msgs
 from cookwala_ros.ros.executor_io import UNGUARDED, DeviceIO
@@ -55,7 +56,6 @@ from cookwala_ros.ros.executor_params import PARAMETERS
 from cookwala_ros.ros.executor_lockstep import LockstepTick
 from cookwala_ros.ros.params import comma_list, declare_parameters, read_token_file
 from cookwala_ros.safety.monitor import OFFLINE
-from cookwala_ros.ros.endpoints import LeanEndpoints
 
 NODE_NAME = names.EXECUTOR_NODE
 

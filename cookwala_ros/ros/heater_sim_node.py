@@ -49,6 +49,7 @@ from sensor_msgs.msg import Temperature
 from cookwala_msgs.msg import HeaterCommand, HeaterState
 from cookwala_ros.ros import names, qos
 from cookwala_ros.ros.device_names import DEVICE_FILE, robot_names
+from cookwala_ros.ros.endpoints import LeanEndpoints
 from cookwala_ros.ros.lockstep import StepParticipant, clock_mode_param
 from cookwala_ros.ros.node_main import run_node
 from cookwala_ros.ros.params import ParameterError, ParamSpec, declare_parameters, reject_invalid
@@ -56,7 +57,6 @@ from cookwala_ros.ros.pending import deliver_waiting
 from cookwala_ros.sim.heater import HeaterMode, SimHeater
 from cookwala_ros.sim.sim_time import SimTime
 from cookwala_ros.sim.thermal_model import MEDIA, SOURCE_EFFICIENCY, SensorFault, ThermalConfig, ThermalModel
-from cookwala_ros.ros.endpoints import LeanEndpoints
 
 NODE_NAME = "heater_sim"
 COMMAND_TOPIC = names.HEATER_COMMAND  # defaults; a device file may rename the command and state topics

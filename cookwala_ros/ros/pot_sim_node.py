@@ -33,9 +33,9 @@ from cookwala_ros.device import load_device_config
 from cookwala_ros.executor.config import library_dir_of
 from cookwala_ros.executor.library import RecipeLibrary
 from cookwala_ros.ros import names, qos
+from cookwala_ros.ros.endpoints import LeanEndpoints
 from cookwala_ros.ros.node_main import run_node
 from cookwala_ros.ros.params import ParamSpec, declare_parameters
-from cookwala_ros.ros.endpoints import LeanEndpoints
 
 NODE_NAME = "pot_sim"
 FINAL = ("refused", "stopped", "completed", "failed")

@@ -74,6 +74,7 @@ from cookwala_msgs.msg import (Event, ExecutionStatus, HeaterCommand, HeaterStat
 from cookwala_msgs.srv import GetSafetyLimits, ResetSafety, Stop, TightenSafetyLimits
 from cookwala_ros.ros import names, qos, realtime
 from cookwala_ros.ros.convert import halt_trajectory_msg, safety_limit_msgs
+from cookwala_ros.ros.endpoints import LeanEndpoints, QosDoctor
 from cookwala_ros.ros.node_main import EXIT_CANNOT_START
 from cookwala_ros.ros.params import ParameterError, declare_parameters
 from cookwala_ros.ros.pending import deliver_waiting
@@ -92,7 +93,6 @@ from cookwala_ros.robot.kinematics import ToolKinematics
 from cookwala_ros.safety.monitor import HeaterReading, Monitor, MonitorConfig, food_class_of
 from cookwala_ros.safety.packs import PackError, load_effective_pack
 from cookwala_ros.safety.rules import PresenceReading
-from cookwala_ros.ros.endpoints import LeanEndpoints, QosDoctor
 
 # FollowJointTrajectory goals are cancelled too, where the controller offers the action: its
 # cancel service is action_msgs' CancelGoal, whatever the action type (no control_msgs needed).

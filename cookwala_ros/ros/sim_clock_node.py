@@ -29,12 +29,12 @@ from rclpy.parameter import Parameter
 from rosgraph_msgs.msg import Clock as ClockMsg
 
 from cookwala_msgs.msg import ClockStep
+from cookwala_ros.ros.endpoints import LeanEndpoints
 from cookwala_ros.ros.lockstep import CLOCK_MODES, StepGate, time_ns
 from cookwala_ros.ros.node_main import run_node
 from cookwala_ros.ros import names, qos
 from cookwala_ros.ros.params import ParameterError, ParamSpec, comma_list, declare_parameters, reject_invalid
 from cookwala_ros.ros.pending import deliver_waiting
-from cookwala_ros.ros.endpoints import LeanEndpoints
 
 NODE_NAME = "sim_clock"
 CLOCK_TOPIC = names.CLOCK

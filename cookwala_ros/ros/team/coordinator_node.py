@@ -43,6 +43,7 @@ from std_msgs.msg import String
 from cookwala_msgs.msg import TeamAward, TeamBid, TeamCfp, TeamDecline
 from cookwala_ros.core import json_limits
 from cookwala_ros.ros import names, qos
+from cookwala_ros.ros.endpoints import LeanEndpoints
 from cookwala_ros.ros.node_main import run_node
 from cookwala_ros.ros.params import ParamSpec, declare_parameters
 from cookwala_ros.ros.team import wire
@@ -50,7 +51,6 @@ from cookwala_ros.teaming.allocator import DEFAULT_HANDOFF_S
 from cookwala_ros.teaming.auction import Auction
 from cookwala_ros.teaming.recipe_tasks import RecipeTasks, enforce_assignment, recipe_tasks
 from cookwala_ros.teaming.types import CallForProposals
-from cookwala_ros.ros.endpoints import LeanEndpoints
 
 MAX_WINDOW_S = 600.0
 ANSWERED_KEPT = 256  # answers kept for repeated requestIds

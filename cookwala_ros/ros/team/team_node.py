@@ -19,12 +19,12 @@ from rclpy.node import Node
 from cookwala_msgs.msg import TeamBid, TeamCfp, TeamDecline
 from cookwala_ros.device import ServedInterfaces, capabilities_document, load_device_config
 from cookwala_ros.ros import names, qos
+from cookwala_ros.ros.endpoints import LeanEndpoints
 from cookwala_ros.ros.node_main import run_node
 from cookwala_ros.ros.params import ParamSpec, declare_parameters, reject_invalid
 from cookwala_ros.ros.team import wire
 from cookwala_ros.teaming.bidder import answer_cfp
 from cookwala_ros.teaming.types import Bid
-from cookwala_ros.ros.endpoints import LeanEndpoints
 
 PARAMETERS = (
     ParamSpec("device_file", "", "Path of the device file (YAML); empty = the package's config/device.yaml."),
