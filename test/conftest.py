@@ -7,6 +7,7 @@ host, and ROS logs go to a temporary directory. Child processes inherit all of i
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import pathlib
 import tempfile
@@ -40,6 +41,28 @@ def _isolate_ros() -> None:
 
 
 _isolate_ros()
+
+# A test that hangs with the GIL held (seen once, in a scene's teardown) is beyond pytest-timeout:
+# its signal handler and its thread both need the GIL. faulthandler's watchdog is a C thread: past
+# the test's own timeout plus this margin it prints every thread's stack and ends the worker, so
+# the run reports that test and the stacks instead of hanging until the CI job is killed.
+HANG_MARGIN_S = 120.0
+
+
+def _hang_after_s(item: pytest.Item) -> float:
+    mark = item.get_closest_marker("timeout")
+    timeout = float(mark.args[0]) if mark and mark.args else float(item.config.getini("timeout") or 300)
+    return timeout + HANG_MARGIN_S
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    """Covers the item's set-up, call and teardown, module-scoped fixtures included."""
+    faulthandler.dump_traceback_later(_hang_after_s(item), exit=True)
+    try:
+        yield
+    finally:
+        faulthandler.cancel_dump_traceback_later()
 
 
 @pytest.fixture(scope="session")
