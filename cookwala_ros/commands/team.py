@@ -3,7 +3,8 @@
 Runs one contract-net round offline, in this process: the recipe's process nodes become the
 tasks of one call for proposals (`teaming.recipe_tasks`), each robot answers from its
 capabilities document with the bidder (the executor's own pre-start checks), the auction is
-closed on a fixed clock (no waiting) and the greedy allocator plans it. Prints a table
+closed on a fixed clock (no waiting) and the allocator plans it (greedy, then CP-SAT's plan
+when shorter; `--solver`). Prints a table
 `task op robot start end` (seconds from the plan's start), the makespan, the hand-offs and, for
 tasks nobody can do, each robot's reason; `--json` prints the standard's TeamPlan instead.
 Exit 0 every task assigned, 1 some task unassignable, 2 unreadable or malformed input.
@@ -20,7 +21,8 @@ from typing import Any
 
 from cookwala_ros.core import json_limits
 from cookwala_ros.core.conditions import format_duration
-from cookwala_ros.teaming.allocator import DEFAULT_HANDOFF_S
+from cookwala_ros.teaming import cpsat
+from cookwala_ros.teaming.allocator import DEFAULT_HANDOFF_S, SOLVERS
 from cookwala_ros.teaming.auction import Auction
 from cookwala_ros.teaming.bidder import answer_cfp
 from cookwala_ros.teaming.recipe_tasks import RecipeTasks, enforce_assignment, recipe_tasks
@@ -50,12 +52,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     plan = sub.add_parser("plan", help="plan a recipe over several robots (one offline auction)",
                           description="Plan a recipe over several robots: one contract-net auction, "
-                                      "greedy allocation. Exit 0 all assigned, 1 some task unassignable, 2 bad input.")
+                                      "CP-SAT allocation over a greedy hint. Exit 0 all assigned, 1 some task unassignable, 2 bad input.")
     plan.add_argument("recipe", metavar="RECIPE", help="recipe document (JSON); - for standard input")
     plan.add_argument("--robot", action="append", required=True, metavar="CAPS",
                       help="a robot's capabilities document (JSON, naming actor.id); repeat for each robot")
     plan.add_argument("--human-present", action="store_true",
                       help="a responsible person is present (lifts the robots' presence declines)")
+    plan.add_argument("--solver", choices=SOLVERS, default="auto",
+                      help="auto: CP-SAT when OR-Tools imports, else greedy (default); cp-sat; greedy")
     plan.add_argument("--handoff-s", type=float, default=DEFAULT_HANDOFF_S, metavar="S",
                       help=f"seconds to pass work from one robot to another (default {DEFAULT_HANDOFF_S:g})")
     plan.add_argument("--json", action="store_true", help="print the standard's TeamPlan as JSON")
@@ -108,7 +112,8 @@ def _print_table(result, recipe: RecipeTasks) -> None:
         left = "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:3]))
         print(f"{left}  {row[3].rjust(widths[3])}  {row[4].rjust(widths[4])}")
     makespan = result.schedule.makespan_s
-    print(f"makespan: {_seconds(makespan)} s ({format_duration(makespan)})")
+    proven = ", proven shortest" if result.schedule.optimal else ""
+    print(f"makespan: {_seconds(makespan)} s ({format_duration(makespan)}; {result.schedule.solver}{proven})")
     handoffs = result.schedule.handoffs()
     if not handoffs:
         print("hand-offs: none")
@@ -144,6 +149,8 @@ def _unassignable_lines(result, auction: Auction, recipe: RecipeTasks, roster: l
 def _plan(args: argparse.Namespace) -> int:
     if not (args.handoff_s >= 0 and args.handoff_s != float("inf")):
         raise _BadInput(f"--handoff-s: must be a finite number >= 0, got {args.handoff_s}")
+    if args.solver == "cp-sat" and not cpsat.available():
+        raise _BadInput("--solver cp-sat: OR-Tools does not import here (requirements/python.txt pins it)")
     document = _read(args.recipe, "recipe")
     try:
         recipe = recipe_tasks(document)
@@ -159,7 +166,7 @@ def _plan(args: argparse.Namespace) -> int:
     recipe_id = document.get("id") if isinstance(document.get("id"), str) else "recipe"
     cfp = CallForProposals(f"cfp:{recipe_id}", PLANNER_ID, recipe.tasks)
     roster = [actor_id for actor_id, _, _ in robots]
-    auction = Auction(cfp, lambda: FIXED_CLOCK_S, roster=roster, handoff_s=args.handoff_s,
+    auction = Auction(cfp, lambda: FIXED_CLOCK_S, roster=roster, handoff_s=args.handoff_s, solver=args.solver,
                       assumptions=recipe.assumptions)
     for actor_id, path, doc in robots:
         for answer in _answers(cfp, doc, path, recipe, actor_id, args.human_present):

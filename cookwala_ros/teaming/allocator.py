@@ -1,7 +1,9 @@
-"""team_plan's greedy path (REASONING §5.3): list scheduling over the bids, and re-planning.
+"""team_plan (REASONING §5.3): list scheduling over the bids, CP-SAT on top, and re-planning.
 
-The standard's planner is CP-SAT with a greedy list-scheduling fallback; this is that fallback,
-and the only path here (OR-Tools is not a dependency). Tasks are taken highest upward rank first
+The standard's planner is CP-SAT with a greedy list-scheduling fallback. The greedy plan is made
+first, always: it finds what nobody can do, and it is CP-SAT's hint (`teaming/cpsat.py`), whose
+plan replaces it only when it is shorter; without OR-Tools, or with `solver="greedy"`, the greedy
+plan stands. Greedy: tasks are taken highest upward rank first
 (the longest chain of work still behind them), each on the robot that finishes it earliest.
 A task starts after its predecessors end, plus a hand-off when a predecessor ran on another
 robot; after its robot's previous task; and after the previous user of each shared resource
@@ -11,14 +13,16 @@ same bids always give the same plan. Times are seconds from the plan's start.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable, Mapping
 
 from cookwala_ros.core.conditions import format_duration
+from cookwala_ros.teaming import cpsat
 from cookwala_ros.teaming.types import Bid, Decline, Task, Unassignable
 
 DEFAULT_HANDOFF_S = 30.0
 SOLVER_NAME = "cookwala_ros-greedy"
+SOLVERS = ("auto", "cp-sat", "greedy")  # auto: CP-SAT when OR-Tools imports, else greedy
 UNASSIGNABLE_KEY = "x-cookwala-ros-unassignable"
 
 
@@ -42,6 +46,8 @@ class Schedule:
     unassignable: tuple[Unassignable, ...] = ()
     handoff_s: float = DEFAULT_HANDOFF_S
     assumptions: tuple[str, ...] = field(default_factory=tuple)
+    solver: str = SOLVER_NAME  # whose plan this is
+    optimal: bool = False  # CP-SAT proved no plan over these bids has a shorter makespan
 
     @property
     def makespan_s(self) -> float:
@@ -101,8 +107,8 @@ class Schedule:
             "leases": [{"resource": r, "holder": t.actor_id, "from": format_duration(t.start_s),
                         "until": format_duration(t.end_s)}
                        for t in sorted(self.tasks.values(), key=lambda t: (t.start_s, t.task_id)) for r in t.resources],
-            "solver": {"name": SOLVER_NAME, "status": "infeasible" if self.unassignable else "feasible",
-                       "objective": "makespan"},
+            "solver": {"name": self.solver, "objective": "makespan",
+                       "status": "infeasible" if self.unassignable else "optimal" if self.optimal else "feasible"},
             "assumptions": [f"hand-off between robots takes {format_duration(self.handoff_s)}", *self.assumptions],
         }
         if self.unassignable:
@@ -162,14 +168,19 @@ def allocate(tasks: Iterable[Task], bids: Iterable[Bid], *, declines: Iterable[D
              pinned: Mapping[str, ScheduledTask] | None = None,
              allowed_actors: Mapping[str, Iterable[str]] | None = None,
              excluded_actors: Iterable[str] = (), not_before_s: float = 0.0,
-             assumptions: Iterable[str] = ()) -> Schedule:
-    """Greedy list schedule of `tasks` over the `bids` (can_do ones are the candidates).
+             assumptions: Iterable[str] = (), solver: str = "auto") -> Schedule:
+    """Schedule `tasks` over the `bids` (can_do ones are the candidates): the greedy plan, then
+    CP-SAT's when it is shorter (`solver`: auto, cp-sat, greedy; cp-sat without OR-Tools is an error).
 
     `pinned` tasks keep their actor and times (already started); `allowed_actors` restricts a
     task's candidates; `excluded_actors` never get work; nothing unpinned starts before
     `not_before_s`. A task nobody can do, and everything after it, is reported unassignable with
     every robot's reason (`roster` robots that did not answer: `no_answer`).
     """
+    if solver not in SOLVERS:
+        raise ValueError(f"solver: {solver!r} is not one of {', '.join(SOLVERS)}")
+    if solver == "cp-sat" and not cpsat.available():
+        raise ValueError("solver: cp-sat needs OR-Tools (pip install ortools), which does not import here")
     by_id = {t.id: t for t in tasks}
     _check_graph(by_id)
     bids = list(bids)
@@ -230,12 +241,60 @@ def allocate(tasks: Iterable[Task], bids: Iterable[Bid], *, declines: Iterable[D
         actor_last[actor_id] = placed
         for r in task.resources:
             resource_last[r] = placed
-    return Schedule(scheduled, {t.id: t.predecessors for t in by_id.values()},
-                    tuple(unassignable[t] for t in sorted(unassignable)), handoff_s, tuple(assumptions))
+    greedy = Schedule(scheduled, {t.id: t.predecessors for t in by_id.values()},
+                      tuple(unassignable[t] for t in sorted(unassignable)), handoff_s, tuple(assumptions))
+    if solver == "greedy":
+        return greedy
+    return _improved(greedy, by_id, candidates, pinned, not_before_s)
+
+
+def _improved(greedy: Schedule, by_id: Mapping[str, Task], candidates: Mapping[str, Mapping[str, Bid]],
+              pinned: Mapping[str, ScheduledTask], not_before_s: float) -> Schedule:
+    """CP-SAT over the tasks the greedy plan placed and did not pin: its plan when shorter, else
+    the greedy plan, marked optimal when CP-SAT proved that makespan minimal."""
+    free = {t: by_id[t] for t in greedy.tasks if t not in pinned}
+    fixed = {t: cpsat.Fixed(s.actor_id, s.start_s, s.end_s, s.resources) for t, s in pinned.items()}
+    hint = {t: cpsat.Placement(t, s.actor_id, s.start_s) for t, s in greedy.tasks.items() if t in free}
+    solution = cpsat.solve(free, {t: candidates[t] for t in free}, handoff_s=greedy.handoff_s, fixed=fixed,
+                           not_before_s=not_before_s, hint=hint)
+    if solution is None:
+        return greedy
+    placed: dict[str, ScheduledTask] = dict(pinned)
+    for t, p in solution.placements.items():
+        duration = candidates[t][p.actor_id].duration_s
+        placed[t] = ScheduledTask(t, by_id[t].op, p.actor_id, p.start_s, p.start_s + duration, by_id[t].resources)
+    solved = replace(greedy, tasks=_with_bindings(placed, by_id, greedy.handoff_s), solver=cpsat.SOLVER_NAME,
+                     optimal=solution.optimal)
+    if solved.makespan_s < greedy.makespan_s - 1e-6:
+        return solved
+    return replace(greedy, optimal=solution.optimal)
+
+
+def _with_bindings(placed: Mapping[str, ScheduledTask], by_id: Mapping[str, Task],
+                   handoff_s: float) -> dict[str, ScheduledTask]:
+    """Each task's binding (for the critical path): the predecessor, earlier task of its robot or
+    earlier user of its resources whose end (plus a hand-off) is its start."""
+    out: dict[str, ScheduledTask] = {}
+    for t, s in placed.items():
+        if s.binding is not None:
+            out[t] = s
+            continue
+        options: list[tuple[float, str]] = []
+        for p in by_id[t].predecessors if t in by_id else ():
+            if p in placed:
+                options.append((placed[p].end_s + (handoff_s if placed[p].actor_id != s.actor_id else 0.0), p))
+        for other in placed.values():
+            if other.task_id != t and other.end_s <= s.start_s + 1e-6 and (
+                    other.actor_id == s.actor_id or set(other.resources) & set(s.resources)):
+                options.append((other.end_s, other.task_id))
+        tight = sorted(o for o in options if abs(o[0] - s.start_s) < 1e-3)
+        out[t] = replace(s, binding=tight[-1][1] if tight else None)
+    return out
 
 
 def replan(schedule: Schedule, tasks: Iterable[Task], bids: Iterable[Bid], *, started: Iterable[str],
-           lost_actor: str, now_s: float, declines: Iterable[Decline] = (), roster: Iterable[str] = ()) -> Schedule:
+           lost_actor: str, now_s: float, declines: Iterable[Decline] = (), roster: Iterable[str] = (),
+           solver: str = "auto") -> Schedule:
     """Rolling-horizon re-plan after `lost_actor` is gone (REASONING §5.3: only unstarted tasks move).
 
     Started and completed tasks keep their robot and times, the lost robot's included (what
@@ -252,4 +311,4 @@ def replan(schedule: Schedule, tasks: Iterable[Task], bids: Iterable[Bid], *, st
     note = f"{lost_actor} lost at {format_duration(now_s)}; moved: {', '.join(moved) or 'nothing'}"
     return allocate(tasks, bids, declines=declines, handoff_s=schedule.handoff_s, roster=roster, pinned=pinned,
                     allowed_actors=allowed, excluded_actors=(lost_actor,), not_before_s=now_s,
-                    assumptions=(*schedule.assumptions, note))
+                    assumptions=(*schedule.assumptions, note), solver=solver)

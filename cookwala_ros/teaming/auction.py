@@ -67,8 +67,9 @@ class Auction:
     """
 
     def __init__(self, cfp: CallForProposals, clock: Clock, *, roster: Iterable[str] | None = None,
-                 handoff_s: float = DEFAULT_HANDOFF_S, assumptions: Iterable[str] = ()):
+                 handoff_s: float = DEFAULT_HANDOFF_S, assumptions: Iterable[str] = (), solver: str = "auto"):
         self.cfp = cfp
+        self.solver = solver  # allocator.SOLVERS
         self.assumptions = tuple(assumptions)  # carried into the TeamPlan's assumptions
         self._clock = clock
         self.roster = None if roster is None else frozenset(roster)
@@ -154,14 +155,14 @@ class Auction:
     # -------------------------------------------------------------- output
 
     def close(self) -> AuctionResult:
-        """Shut the window (if still open) and award: the greedy team plan over the bids decides
-        who does what. Calling it again returns the same result."""
+        """Shut the window (if still open) and award: the team plan over the bids (greedy, CP-SAT's
+        when shorter: teaming/allocator.py) decides who does what. Calling it again returns the same result."""
         if self._result is not None:
             return self._result
         if self._window_shut() is None:
             self._closed_by = "closed"
         schedule = allocate(self.cfp.tasks, self.bids, declines=self.declines, handoff_s=self.handoff_s,
-                            roster=sorted(self.roster or ()), assumptions=self.assumptions)
+                            roster=sorted(self.roster or ()), assumptions=self.assumptions, solver=self.solver)
         by_actor: dict[str, list[str]] = {}
         for scheduled in sorted(schedule.tasks.values(), key=lambda s: (s.start_s, s.task_id)):
             by_actor.setdefault(scheduled.actor_id, []).append(scheduled.task_id)

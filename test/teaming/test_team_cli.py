@@ -62,7 +62,7 @@ def test_each_node_goes_to_the_robot_that_can_do_it_in_precedence_order(capsys, 
     assert rows(out) == {"n1": ["cw.op.cut", "robot:cutter", "0", "120"],
                          "n2": ["cw.op.saute", "robot:sauter", "135", "495"],  # nominalTime, after a hand-off
                          "n3": ["cw.op.simmer", "robot:simmerer", "510", "1710"]}  # maxTime only
-    assert "makespan: 1710 s (PT28M30S)" in out
+    assert "makespan: 1710 s (PT28M30S; cookwala_ros-greedy, proven shortest)" in out  # CP-SAT found none shorter
     assert "hand-off: n1 robot:cutter -> robot:sauter at 120 s" in out
     assert "hand-off: n2 robot:sauter -> robot:simmerer at 495 s" in out
     assert "unassignable" not in out
@@ -180,3 +180,12 @@ def test_recipe_tasks_use_the_dry_runs_graph_and_document_their_durations():
     assert {t.id: t.duration_s for t in got.tasks} == {"r#a": DEFAULT_TASK_S, "r#b": 30, "r#c": DEFAULT_TASK_S,
                                                       "r#d": DEFAULT_TASK_S}
     assert len(got.assumptions) == 3 and "planned as PT1M" in got.assumptions[0]
+
+
+def test_the_solver_is_chosen_by_name_and_a_misspelt_one_is_refused(capsys, tmp_path):
+    code, out, _ = plan(capsys, tmp_path, RECIPE, (CUTTER, SAUTER, SIMMERER), "--human-present", "--handoff-s", "15",
+                        "--solver", "greedy")
+    assert code == 0 and "makespan: 1710 s (PT28M30S; cookwala_ros-greedy)" in out
+    with pytest.raises(SystemExit) as exited:
+        plan(capsys, tmp_path, RECIPE, (CUTTER, SAUTER, SIMMERER), "--solver", "cpsat")
+    assert exited.value.code == 2 and "invalid choice: 'cpsat'" in capsys.readouterr().err
