@@ -48,6 +48,7 @@ class Schedule:
     assumptions: tuple[str, ...] = field(default_factory=tuple)
     solver: str = SOLVER_NAME  # whose plan this is
     optimal: bool = False  # CP-SAT proved no plan over these bids has a shorter makespan
+    bound_s: float | None = None  # CP-SAT's lower bound on the makespan (None: it did not run)
 
     @property
     def makespan_s(self) -> float:
@@ -264,10 +265,10 @@ def _improved(greedy: Schedule, by_id: Mapping[str, Task], candidates: Mapping[s
         duration = candidates[t][p.actor_id].duration_s
         placed[t] = ScheduledTask(t, by_id[t].op, p.actor_id, p.start_s, p.start_s + duration, by_id[t].resources)
     solved = replace(greedy, tasks=_with_bindings(placed, by_id, greedy.handoff_s), solver=cpsat.SOLVER_NAME,
-                     optimal=solution.optimal)
+                     optimal=solution.optimal, bound_s=solution.bound_s)
     if solved.makespan_s < greedy.makespan_s - 1e-6:
         return solved
-    return replace(greedy, optimal=solution.optimal)
+    return replace(greedy, optimal=solution.optimal, bound_s=solution.bound_s)
 
 
 def _with_bindings(placed: Mapping[str, ScheduledTask], by_id: Mapping[str, Task],

@@ -37,6 +37,7 @@ class Placement:
 class Solution:
     placements: dict[str, Placement]
     optimal: bool  # the makespan is proven minimal (for the whole plan, pinned tasks included)
+    bound_s: float  # no plan over these bids is shorter than this (the makespan itself when optimal)
 
 
 def available() -> bool:
@@ -63,7 +64,7 @@ class Fixed:
 
 def solve(tasks: Mapping[str, Task], candidates: Mapping[str, Mapping[str, Bid]], *, handoff_s: float,
           fixed: Mapping[str, Fixed], not_before_s: float, hint: Mapping[str, Placement],
-          budget: float = DETERMINISTIC_BUDGET) -> Solution | None:
+          budget: float | None = None) -> Solution | None:
     """Place every task of `tasks` (each with at least one candidate bid) on one of its
     candidates; `fixed` tasks (predecessors, robot and resource users) keep theirs. None when
     OR-Tools is missing or no solution came within the budget."""
@@ -135,7 +136,7 @@ def solve(tasks: Mapping[str, Task], candidates: Mapping[str, Mapping[str, Bid]]
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = 0
-    solver.parameters.max_deterministic_time = budget
+    solver.parameters.max_deterministic_time = DETERMINISTIC_BUDGET if budget is None else budget
     solver.parameters.max_time_in_seconds = WALL_LIMIT_S
     status = solver.solve(model)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
@@ -144,4 +145,4 @@ def solve(tasks: Mapping[str, Task], candidates: Mapping[str, Mapping[str, Bid]]
     for t in sorted(tasks):
         actor = next(a for a, x in chosen[t].items() if solver.boolean_value(x))
         placements[t] = Placement(t, actor, solver.value(start[t]) / MS)
-    return Solution(placements, status == cp_model.OPTIMAL)
+    return Solution(placements, status == cp_model.OPTIMAL, solver.best_objective_bound / MS)
