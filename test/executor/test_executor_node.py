@@ -193,8 +193,18 @@ def test_goal_fields_must_agree_and_refusals_come_back_as_results(library, soup)
             limits = client.call(client.node.create_client(GetSafetyLimits, "/executor/get_safety_limits"),
                                  GetSafetyLimits.Request())
             assert limits.pack_id and {lim.id for lim in limits.limits} >= {"oil.max_temp"}
-            idle = client.call(client.node.create_client(Stop, "/executor/stop"), Stop.Request(requested_by="test"))
+            stop = client.node.create_client(Stop, "/executor/stop")
+            idle = client.call(stop, Stop.Request(requested_by="test"))
             assert idle.accepted and idle.state == "idle"
+            # hostile input over ROS (issue 15): refused with a reason, and the node keeps running
+            unknown = client.call(stop, Stop.Request(execution_id="exec-no-such", requested_by="test"))
+            assert not unknown.accepted and unknown.message == "no execution 'exec-no-such'", unknown
+            for garbage in ("not json {", "", "\u00ff\u0001", '{"kind": "ExecuteRequest"}', "[1, 2]", "1e999999"):
+                goal = goal_for(request)
+                goal.request_json = garbage
+                assert not client.send(goal).accepted, garbage
+            assert procs[-1].poll() is None, f"the executor exited with {procs[-1].returncode}"
+            assert client.call(stop, Stop.Request(requested_by="test")).accepted  # and still answers
     finally:
         stop_processes(procs)
 
