@@ -24,7 +24,7 @@ from cookwala_ros.core.dryrun import NodePlan
 from cookwala_ros.core.execution_log import OUTCOME_FOR_STATE, LogBuilder, iso
 from cookwala_ros.core.heat_control import PIController
 from cookwala_ros.core.heat_model import ThermalEstimate
-from cookwala_ros.core.run_types import (Commands, Observation, RunConfig, finite,  # noqa: F401 (re-exported)
+from cookwala_ros.core.run_types import (Commands, HeaterFault, Observation, RunConfig, finite,  # noqa: F401
                                          read_sensor)
 from cookwala_ros.core.steps import (SETUP_MEDIUM_SENSOR, HeatStep, HumanStep, MotionStep,
                                      StepRunner, Verdict, runner_for)
@@ -178,7 +178,7 @@ class RecipeRun:
         why = f"{value:.1f} °C is above safety limit {limit.get('id')} ({limit['max']:g} °C)"
         self.incident(runner, "cw.incident.overheat", why)
         if action in ("cut_heat", "stop_all", "stop_motion", "refuse_start"):
-            return Verdict("abort", f"node {runner.node_id}: {why}")
+            return Verdict("abort", f"node {runner.node_id}: {why}", incident=None)  # reported just above
         if action == "ask_human":
             return Verdict("human", f"node {runner.node_id}: {why}; please check")
         return None
@@ -341,13 +341,12 @@ class RecipeRun:
     def _safety(self, obs: Observation) -> None:
         details = obs.fault_details or {}
         node = self.runner.node_id if self.runner else None
-        fault = obs.heater_fault
-        if fault and "sensor" not in fault.lower() and not self._fault_handled:
+        fault = HeaterFault.of(obs.heater_fault)
+        if fault is not None and fault.cuts_heat and not self._fault_handled:
             self._fault_handled = True
             self.builder.safety_event(self.iso(obs.now_s), f"heater.{fault}", "cut_heat", node)
-            kind = "cw.incident.overheat" if "temp" in fault.lower() else "cw.incident.equipment_failure"
             detail = details.get("heater") or f"heater reports fault {fault}"
-            self.incident(self.runner, kind, detail)
+            self.incident(self.runner, fault.incident, detail)
             self.stop(f"heater fault: {fault}" + (f" ({detail})" if "heater" in details else ""))
         if obs.arm_fault and not self._arm_fault_handled:  # e.g. a silent arm driver: stirs would never happen
             self._arm_fault_handled = True
@@ -405,7 +404,7 @@ class RecipeRun:
         if self.runner is not None:
             verdict = self.runner.tick(obs, dt, False)
             if verdict.kind == "abort":
-                self._abort(verdict.why)
+                self._abort(verdict)
 
     def _tick_needs_human(self, obs: Observation, dt: float) -> None:
         self._tick_paused(obs, dt)
@@ -437,7 +436,7 @@ class RecipeRun:
         elif verdict.kind == "human":
             self._ask_human(obs, verdict.why or "a person is needed")
         elif verdict.kind == "abort":
-            self._abort(verdict.why)
+            self._abort(verdict)
 
     def _ask_human(self, obs: Observation, why: str) -> None:
         if self.state == "needs_human":
@@ -450,11 +449,10 @@ class RecipeRun:
             data.update(node=self.runner.node_id, op=self.runner.op)
         self.emit("needs_human", data)
 
-    def _abort(self, why: str | None) -> None:
-        why = why or "aborted safely"
-        if "safety limit" not in why:  # a limit breach has reported its own incident
-            kind = "cw.incident.sensor_failure" if "sensor" in why else "cw.incident.equipment_failure"
-            self.incident(self.runner, kind, why)
+    def _abort(self, verdict: Verdict) -> None:
+        why = verdict.why or "aborted safely"
+        if verdict.incident is not None:  # None: reported where it was found (a limit breach)
+            self.incident(self.runner, verdict.incident, why)
         self.stop(why)
 
     def _next_step(self, obs: Observation) -> None:

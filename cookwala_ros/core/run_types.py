@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from cookwala_ros.core import vocab
@@ -25,13 +26,41 @@ DEFAULT_SENSOR_SOURCES = {
 }
 
 
+class HeaterFault(StrEnum):
+    """What a heater driver reports wrong (cookwala_msgs/HeaterState FAULT_*), or the executor found."""
+
+    RELAY_WELDED = "relay_welded"
+    SENSOR_DISCONNECTED = "sensor_disconnected"  # the ladder falls back; the heat is not at fault
+    OVERTEMP = "overtemp"
+    STALE_STATE = "stale_state"  # no fresh heater state: the driver is silent
+    OTHER = "fault"  # a fault code this executor does not know
+
+    @classmethod
+    def of(cls, value: str | None) -> HeaterFault | None:
+        """None for no fault; an unknown code is OTHER, which cuts heat like any fault."""
+        if not value:
+            return None
+        try:
+            return cls(value)
+        except ValueError:
+            return cls.OTHER
+
+    @property
+    def cuts_heat(self) -> bool:
+        return self is not HeaterFault.SENSOR_DISCONNECTED
+
+    @property
+    def incident(self) -> str:
+        return "cw.incident.overheat" if self is HeaterFault.OVERTEMP else "cw.incident.equipment_failure"
+
+
 @dataclass
 class Observation:
     now_s: float  # ROS time [s] (sim time in CI)
     medium_temp_c: float | None = None  # None = no or invalid reading
     pan_temp_c: float | None = None
     heater_power_w: float | None = 0.0
-    heater_fault: str | None = None  # None, or e.g. "overtemp", "relay_welded", "sensor_disconnected", "stale_state"
+    heater_fault: HeaterFault | None = None
     arm_fault: str | None = None  # None, or e.g. "stale_state" (no fresh joint states: the arm driver is silent)
     safety_fault: str | None = None  # why the device's safety monitor cannot be relied on (gone, silent), or None
     fault_details: dict = field(default_factory=dict)  # "heater" / "arm" -> what was observed (names the driver)

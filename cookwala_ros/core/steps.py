@@ -41,10 +41,15 @@ SETUP_MEDIUM_SENSOR = {"water": "cw.sense.liquid_temp", "oil": "cw.sense.oil_tem
 PAN_SENSOR = "cw.sense.pan_surface_temp"
 
 
+EQUIPMENT_FAILURE = "cw.incident.equipment_failure"
+SENSOR_FAILURE = "cw.incident.sensor_failure"
+
+
 @dataclass(frozen=True)
 class Verdict:
     kind: str  # continue | done | human | abort
     why: str | None = None
+    incident: str | None = EQUIPMENT_FAILURE  # an abort's incident type; None: the step reported its own
 
     @property
     def going(self) -> bool:
@@ -308,7 +313,8 @@ class HeatStep(StepRunner):
         if fault is None:
             return None
         self.rise_check = None
-        return Verdict("abort", f"node {self.node_id}: sensor fault: {self.sensor} is implausible: {fault}")
+        return Verdict("abort", f"node {self.node_id}: sensor fault: {self.sensor} is implausible: {fault}",
+                       incident=SENSOR_FAILURE)
 
     def _measure(self, obs: Observation) -> tuple[float | None, bool]:
         """(value of the controlled temperature, estimated?)."""

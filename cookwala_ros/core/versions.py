@@ -11,9 +11,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from cookwala_ros import CORE_VERSION
+
 SUPPORTED_MAJOR = 0
 SUPPORTED_MINOR = 2
-IMPLEMENTED = "0.2.1"
+IMPLEMENTED = CORE_VERSION
 
 _VERSION = re.compile(r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(?:\.(0|[1-9][0-9]*))?$")
 

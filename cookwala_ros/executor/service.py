@@ -33,7 +33,7 @@ from cookwala_ros.executor import single_node, untrusted
 from cookwala_ros.executor.config import DevicePorts, ExecutorConfig, LimitsUnknown, StaticPorts
 from cookwala_ros.executor.library import RecipeLibrary
 from cookwala_ros.executor.prestart import check_request
-from cookwala_ros.executor.status import REASON_KEY, minimal_log, new_status, running_status
+from cookwala_ros.executor.status import REASON_KEY, minimal_log, new_status, running_status, stop_request
 from cookwala_ros.executor.store import Store
 
 TRACE_MAX_ROWS = 3600  # a recovered trace is thinned to this, as the engine thins its own
@@ -445,9 +445,8 @@ class ExecutorService:
                         break
         for execution_id, recall in hits:
             LOG.warning("recall %s stops execution %s", recall.get("id"), execution_id)
-            self.stop(execution_id, {"core": "0.2.0", "kind": "StopRequest", "execution": execution_id,
-                                     "requestedBy": f"recall:{recall.get('id')}",
-                                     "reason": f"recall {recall.get('id')} ({recall.get('reason')})"})
+            self.stop(execution_id, stop_request(execution_id, f"recall:{recall.get('id')}",
+                                                 f"recall {recall.get('id')} ({recall.get('reason')})"))
 
     # ------------------------------------------------------------------ tick
 

@@ -1,4 +1,5 @@
-"""ExecutionStatus and ExecutionLog documents as the service stores and serves them."""
+"""ExecutionStatus and ExecutionLog documents as the service stores and serves them, and the
+StopRequests the node makes itself: one place for the wire documents and their Core version."""
 
 from __future__ import annotations
 
@@ -6,6 +7,15 @@ from cookwala_ros import CORE_VERSION
 from cookwala_ros.executor.events import rfc3339
 
 REASON_KEY = "x-cookwala-ros-reason"  # why an execution failed or stopped (the Core status has no field)
+STOP_REASON_MAX = 300  # StopRequest.reason maxLength in the standard's schema
+
+
+def stop_request(execution_id: str, requested_by: str, reason: str = "") -> dict:
+    """A StopRequest of this node's own (a recall, a fault it found, a ROS stop, a goal cancel)."""
+    doc = {"core": CORE_VERSION, "kind": "StopRequest", "execution": execution_id, "requestedBy": requested_by}
+    if reason:
+        doc["reason"] = reason[:STOP_REASON_MAX]
+    return doc
 
 
 def new_status(execution_id: str, request_id: str, state: str, seq: int, now_s: float,

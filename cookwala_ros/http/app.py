@@ -27,6 +27,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 
+from cookwala_ros.core.lifecycle import FINAL_STATES
 from cookwala_ros.executor.service import ServiceError
 from cookwala_ros.http import inputs
 from cookwala_ros.http.limits import HttpLimits
@@ -35,7 +36,6 @@ from cookwala_ros.http.problems import PROBLEM_MEDIA_TYPE, Problem, clip, from_s
 
 log = logging.getLogger(__name__)
 
-FINAL_STATES = frozenset({"completed", "stopped", "refused", "failed"})
 MAX_ID_CHARS = 128  # longer than any id the device assigns: answered 404 without a look-up
 IF_MATCH_STAR_TRIES = 3
 

@@ -16,8 +16,10 @@ from typing import Any, TextIO
 
 import httpx
 
+from cookwala_ros.core import lifecycle
+
 MEDIA = "application/vnd.cookwala+json"
-FINAL = {"completed", "stopped", "refused", "failed"}
+FINAL = lifecycle.FINAL_STATES
 BAR_WIDTH = 30
 
 

@@ -65,7 +65,7 @@ from cookwala_msgs.msg import HeaterCommand, HeaterState, Presence, SafetyStatus
 from cookwala_msgs.srv import GetSafetyLimits, Stop
 from cookwala_ros.executor.config import LimitsUnknown
 from cookwala_ros.core.presence import counts_as_present
-from cookwala_ros.core.run_types import Commands, Observation
+from cookwala_ros.core.run_types import Commands, HeaterFault, Observation
 from cookwala_ros.ros import names, qos
 from cookwala_ros.robot.joint_trajectory import HaltPlan, HoldBuilder
 from cookwala_ros.ros.convert import MEDIUM_SENSORS, halt_trajectory_msg
@@ -76,6 +76,9 @@ SOURCE = "executor"  # HeaterCommand.source of the executor's own commands
 UNGUARDED = "none"  # safety_monitor_node parameter value: run without a monitor whatever the device file says
 POSE_TOLERANCE_RAD = 0.01
 MOVING_RAD_S = 1e-3
+HEATER_FAULTS = {HeaterState.FAULT_RELAY_WELDED: HeaterFault.RELAY_WELDED,
+                 HeaterState.FAULT_SENSOR_DISCONNECTED: HeaterFault.SENSOR_DISCONNECTED,
+                 HeaterState.FAULT_OVERTEMP: HeaterFault.OVERTEMP}
 PAN_SENSOR = "cw.sense.pan_surface_temp"
 LIMITS_TIMEOUT_S = 1.0  # longest wait [s] for the safety monitor's GetSafetyLimits
 STARTUP_GRACE_S = 15.0  # a driver never heard from counts as silent this long after the executor started [s]
@@ -448,7 +451,7 @@ class DeviceIO:
                           arm_pose=None if moving else self._pose_at(positions),
                           human_present=self.human_present(), safety_armed=armed, safety_fault=safety_fault,
                           sensors_ok=sensors_ok, fault_details=faults,
-                          heater_fault="stale_state" if heater_stale else None,
+                          heater_fault=HeaterFault.STALE_STATE if heater_stale else None,
                           arm_fault="stale_state" if joints_stale else None)
         if heater_stale:
             obs.medium_temp_c = obs.pan_temp_c = obs.heater_power_w = None  # no reading, not the last one
@@ -459,7 +462,7 @@ class DeviceIO:
             if heater.medium:  # the hob says what its pot holds
                 obs.pot_medium, obs.pot_mass_kg = heater.medium, float(heater.medium_mass_kg)
             if heater.fault != HeaterState.FAULT_NONE:
-                obs.heater_fault = {1: "relay_welded", 2: "sensor_disconnected", 3: "overtemp"}.get(heater.fault, "fault")
+                obs.heater_fault = HEATER_FAULTS.get(heater.fault, HeaterFault.OTHER)
         return obs
 
     def _pose_at(self, positions: dict) -> str | None:

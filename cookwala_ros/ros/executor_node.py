@@ -46,6 +46,7 @@ from cookwala_ros.core import json_limits, lifecycle
 from cookwala_ros.device import ServedInterfaces, capabilities_document, load_device_config
 from cookwala_ros.executor import events as ev
 from cookwala_ros.executor.config import ExecutorConfig
+from cookwala_ros.executor.status import stop_request
 from cookwala_ros.executor.service import ExecutorService, ServiceError
 from cookwala_ros.ros import convert, names, qos, readiness
 from cookwala_ros.ros.endpoints import LeanEndpoints
@@ -209,8 +210,7 @@ class ExecutorNode(LockstepTick, LeanEndpoints, Node):
         if state == "stopping" or lifecycle.is_final(state):
             return
         self.get_logger().warning(f"stopping {execution}: {reason}")
-        self.service.stop(execution, {"core": "0.2.0", "kind": "StopRequest", "execution": execution,
-                                      "requestedBy": "executor", "reason": reason[:300]})
+        self.service.stop(execution, stop_request(execution, "executor", reason))
 
     def _pace_monitor_check(self, busy: bool) -> None:
         """The monitor check's period: MONITOR_CHECK_S while a cook runs or heat is on, else the idle one."""
@@ -301,8 +301,7 @@ class ExecutorNode(LockstepTick, LeanEndpoints, Node):
         if not execution:
             response.accepted, response.state, response.message = True, "idle", "nothing is running"
             return response
-        stop = {"core": "0.2.0", "kind": "StopRequest", "execution": execution,
-                "requestedBy": request.requested_by or "ros", **({"reason": request.reason[:300]} if request.reason else {})}
+        stop = stop_request(execution, request.requested_by or "ros", request.reason)
         try:
             status = self.service.stop(execution, stop, request.idempotency_key or None)
         except ServiceError as exc:
@@ -380,8 +379,7 @@ class ExecutorNode(LockstepTick, LeanEndpoints, Node):
     def _cancel(self, goal_handle) -> CancelResponse:
         execution = self._recipe_goals.get(id(goal_handle))
         if execution:
-            self.service.stop(execution, {"core": "0.2.0", "kind": "StopRequest", "execution": execution,
-                                          "requestedBy": "ros:action_cancel", "reason": "the action goal was cancelled"})
+            self.service.stop(execution, stop_request(execution, "ros:action_cancel", "the action goal was cancelled"))
         return CancelResponse.ACCEPT
 
     def _execute_recipe(self, goal_handle):

@@ -28,6 +28,7 @@ from rclpy.parameter import Parameter
 
 from cookwala_msgs.msg import ExecutionStatus
 from cookwala_msgs.srv import GetLog
+from cookwala_ros.core import lifecycle
 from cookwala_ros.core.pot import PotCook
 from cookwala_ros.device import load_device_config
 from cookwala_ros.executor.config import library_dir_of
@@ -38,7 +39,7 @@ from cookwala_ros.ros.node_main import run_node
 from cookwala_ros.ros.params import ParamSpec, declare_parameters
 
 NODE_NAME = "pot_sim"
-FINAL = ("refused", "stopped", "completed", "failed")
+FINAL = lifecycle.FINAL_STATES
 MASS_RANGE_KG = (0.01, 50.0)  # heater_sim's medium_mass_kg range
 PUMP_PERIOD_S = 0.25  # steady clock: retries of a call whose service was not there yet (cheap when idle)
 

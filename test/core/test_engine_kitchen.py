@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from cookwala_ros.core import dryrun
-from cookwala_ros.core.engine import Commands, Observation, RecipeRun, RunConfig
+from cookwala_ros.core.engine import Commands, HeaterFault, Observation, RecipeRun, RunConfig
 from cookwala_ros.core.pot import PotCook
 from cookwala_ros.sim.arm_model import ArmModel, Trajectory, TrajectoryPoint
 from cookwala_ros.sim.heater import HeaterMode, SimHeater
@@ -133,7 +133,7 @@ class SimKitchen:
             medium_temp_c=None if math.isnan(snap.medium_temp_c) else snap.medium_temp_c,
             pan_temp_c=None if math.isnan(snap.pan_surface_temp_c) else snap.pan_surface_temp_c,
             heater_power_w=snap.power_w,
-            heater_fault=None if snap.fault == 0 else snap.fault.name.lower(),
+            heater_fault=None if snap.fault == 0 else HeaterFault(snap.fault.name.lower()),
             arm_positions=dict(zip(self.joint_names, self.arm.q.tolist())),
             arm_moving=self.arm.following or not self.arm.at_rest,
             arm_pose=self.arm_pose(),

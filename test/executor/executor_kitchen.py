@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from cookwala_ros.core.pot import PotCook
-from cookwala_ros.core.run_types import Commands, Observation
+from cookwala_ros.core.run_types import Commands, HeaterFault, Observation
 from cookwala_ros.executor.config import LimitsUnknown
 from cookwala_ros.sim.arm_model import ArmModel, Trajectory, TrajectoryPoint
 from cookwala_ros.sim.heater import HeaterMode, SimHeater
@@ -54,7 +54,7 @@ class Kitchen:
             medium_temp_c=snap.medium_temp_c if math.isfinite(snap.medium_temp_c) else None,
             pan_temp_c=snap.pan_surface_temp_c if math.isfinite(snap.pan_surface_temp_c) else None,
             heater_power_w=snap.power_w,
-            heater_fault=None if snap.fault == 0 else snap.fault_detail,
+            heater_fault=None if snap.fault == 0 else HeaterFault(snap.fault.name.lower()),
             arm_positions=positions, arm_moving=moving, arm_pose=None if moving else self._pose_at(positions),
             human_present=self.present, safety_armed=self.armed, sensors_ok=dict(self.sensors_ok),
         )
