@@ -23,8 +23,11 @@ yaml = pytest.importorskip("yaml")
 
 from std_msgs.msg import String  # noqa: E402
 
-from cookwala_msgs.msg import TeamAward, TeamCfp  # noqa: E402
+from cookwala_msgs.msg import Event, TeamAward, TeamCfp  # noqa: E402
+from cookwala_ros.core import schemas  # noqa: E402
 from cookwala_ros.ros import names, qos  # noqa: E402
+from cookwala_ros.ros.convert import event_from_msg  # noqa: E402
+from cookwala_ros.teaming import events  # noqa: E402
 
 from ros_helpers import RosHarness, stop_processes  # noqa: E402
 
@@ -81,12 +84,15 @@ class Requester:
         self.answers: dict[str, dict] = {}
         self.awards: list[TeamAward] = []
         self.cfps: list[TeamCfp] = []
+        self.events: list[dict] = []  # the coordinator's cookwala.team.* CloudEvents
         self._ids = itertools.count(1)
         self.request_pub = self.node.create_publisher(String, names.TEAM_PLAN_REQUEST, qos.team())
         self.cfp_pub = self.node.create_publisher(TeamCfp, names.TEAM_CFP, qos.team())
         self.node.create_subscription(String, names.TEAM_PLAN, self._on_plan, qos.team())
         self.node.create_subscription(TeamAward, names.TEAM_AWARD, self._append(self.awards), qos.team())
         self.node.create_subscription(TeamCfp, names.TEAM_CFP, self._append(self.cfps), qos.team())
+        self.node.create_subscription(Event, names.EVENTS, lambda m: self._append(self.events)(event_from_msg(m)),
+                                      qos.events())
 
     def _append(self, into: list):
         def callback(msg) -> None:
@@ -162,6 +168,19 @@ def test_each_node_goes_to_the_robot_that_can_do_it(kitchen):
                                 timeout=TIMEOUT_S)
     awards = {a.actor_id: list(a.tasks) for a in kitchen.awards if a.cfp_id == answer["cfpId"]}
     assert awards == {"cwros:cutter": ["soup#n1"], "cwros:sauter": ["soup#n2"], "cwros:simmerer": ["soup#n3"]}
+    # the same round as CloudEvents on the events topic: the call, an award per winner, the plan
+
+    def of_this_call() -> list[dict]:
+        return [e for e in list(kitchen.events) if e["subject"] == answer["cfpId"]]
+
+    assert kitchen.ros.wait_for(lambda: len(of_this_call()) == 5, timeout=TIMEOUT_S), of_this_call()
+    made = of_this_call()
+    assert sorted(e["type"] for e in made) == ["cookwala.team.award"] * 3 + ["cookwala.team.cfp", "cookwala.team.plan"]
+    assert {e["data"]["award"]["actorId"]: e["data"]["award"]["tasks"] for e in made
+            if e["type"] == "cookwala.team.award"} == awards
+    assert next(e for e in made if e["type"] == "cookwala.team.plan")["data"][events.PLAN_KEY] == answer["plan"]
+    for event in made:
+        assert schemas.validate(event, "CloudEvent") == [], event
 
 
 def test_a_task_nobody_can_do_comes_back_unassignable_with_every_robots_reason(kitchen):

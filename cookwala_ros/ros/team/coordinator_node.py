@@ -40,14 +40,15 @@ from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from std_msgs.msg import String
 
-from cookwala_msgs.msg import TeamAward, TeamBid, TeamCfp, TeamDecline
+from cookwala_msgs.msg import Event, TeamAward, TeamBid, TeamCfp, TeamDecline
 from cookwala_ros.core import json_limits
-from cookwala_ros.ros import names, qos
+from cookwala_ros.ros import convert, names, qos
 from cookwala_ros.ros.endpoints import LeanEndpoints
 from cookwala_ros.ros.node_main import run_node
 from cookwala_ros.ros.params import ParamSpec, declare_parameters
 from cookwala_ros.ros.team import wire
-from cookwala_ros.teaming.allocator import DEFAULT_HANDOFF_S
+from cookwala_ros.teaming import events
+from cookwala_ros.teaming.allocator import DEFAULT_HANDOFF_S, SOLVERS
 from cookwala_ros.teaming.auction import Auction
 from cookwala_ros.teaming.recipe_tasks import RecipeTasks, enforce_assignment, recipe_tasks
 from cookwala_ros.teaming.types import CallForProposals
@@ -61,6 +62,8 @@ PARAMETERS = (
               minimum=0.0, maximum=MAX_WINDOW_S, exclusive_minimum=True),
     ParamSpec("handoff_s", DEFAULT_HANDOFF_S, "Seconds to pass work from one robot to another, for the plan.",
               minimum=0.0),
+    ParamSpec("solver", "auto", "Team planner: auto (CP-SAT when OR-Tools imports, else greedy), cp-sat or greedy.",
+              choices=SOLVERS),
 )
 
 
@@ -127,6 +130,7 @@ class CoordinatorNode(LeanEndpoints, Node):
         self.coordinator_id = params["coordinator_id"] or f"cookwala-ros:coordinator:{self.get_fully_qualified_name()}"
         self.window_s = float(params["window_s"])
         self.handoff_s = float(params["handoff_s"])
+        self.solver = params["solver"]
         self._lock = threading.Lock()  # rounds and answers (callbacks may run on several threads)
         self._rounds: dict[str, Round] = {}  # cfp id -> open round
         self._answered: dict[str, str] = {}  # request id -> answer JSON (repeats are answered again)
@@ -136,11 +140,15 @@ class CoordinatorNode(LeanEndpoints, Node):
         self._cfp_pub = self.create_publisher(TeamCfp, names.TEAM_CFP, profile)
         self._award_pub = self.create_publisher(TeamAward, names.TEAM_AWARD, profile)
         self._plan_pub = self.create_publisher(String, names.TEAM_PLAN, profile)
+        self._event_pub = self.create_publisher(Event, names.EVENTS, qos.events())  # cookwala.team.* CloudEvents
         self.create_subscription(String, names.TEAM_PLAN_REQUEST, self._on_request, profile, callback_group=group)
         self.create_subscription(TeamBid, names.TEAM_BID, self._on_answer, profile, callback_group=group)
         self.create_subscription(TeamDecline, names.TEAM_DECLINE, self._on_answer, profile, callback_group=group)
         self._group = group
         self.get_logger().info(f"planning requests from {names.TEAM_PLAN_REQUEST} as {self.coordinator_id}")
+
+    def _event(self, event: dict) -> None:
+        self._event_pub.publish(convert.event_msg(event))
 
     # ------------------------------------------------------------------ requests
 
@@ -167,7 +175,7 @@ class CoordinatorNode(LeanEndpoints, Node):
         cfp = CallForProposals(f"cfp:{recipe_id}:{uuid.uuid4().hex[:12]}", self.coordinator_id, tasks.tasks,
                                rfc3339(time.time() + window), request.session_id)
         auction = Auction(cfp, time.time, roster=request.robots or None, handoff_s=self.handoff_s,
-                          assumptions=tasks.assumptions)
+                          assumptions=tasks.assumptions, solver=self.solver)
         round_ = Round(request, tasks, auction)
         with self._lock:
             self._rounds[cfp.cfp_id] = round_
@@ -176,6 +184,7 @@ class CoordinatorNode(LeanEndpoints, Node):
             round_.timer = self.create_timer(window, lambda: self._finish(cfp.cfp_id, "deadline"),
                                              callback_group=self._group, clock=self._steady)
         self._cfp_pub.publish(wire.cfp_msg(cfp, self.get_clock().now().to_msg()))
+        self._event(events.cfp_event(cfp, source=self.coordinator_id, time_s=time.time()))
         self.get_logger().info(f"request {request.request_id}: cfp {cfp.cfp_id} with {len(cfp.tasks)} tasks, "
                                f"window {window:g} s, roster {list(request.robots) or 'open'}")
 
@@ -229,8 +238,11 @@ class CoordinatorNode(LeanEndpoints, Node):
             return
         stamp = self.get_clock().now().to_msg()
         session = auction.cfp.session_id or ""
+        now = time.time()
         for award in result.awards:
             self._award_pub.publish(wire.award_msg(award, stamp, session))
+            self._event(events.award_event(award, source=self.coordinator_id, time_s=now, session=session or None))
+        self._event(events.plan_event(auction.cfp, result.team_plan(), source=self.coordinator_id, time_s=now))
         for rejected in auction.rejected:
             self.get_logger().info(f"cfp {cfp_id}: ignored {rejected.reason} answer from {rejected.actor_id} "
                                    f"for {rejected.task_id}: {rejected.detail}")
