@@ -85,6 +85,18 @@ def clock() -> QoSProfile:
     )
 
 
+def clock_publisher() -> QoSProfile:
+    """/clock as sim_clock publishes it free-running: reliable keep-last 1. Every subscriber
+    matches it, rclpy's and rclcpp's best-effort TimeSource and a default (reliable) one such as
+    `ros2 topic echo /clock` alike; best-effort readers get it best effort, so they cost no acks."""
+    return QoSProfile(
+        history=HistoryPolicy.KEEP_LAST,
+        depth=1,
+        reliability=ReliabilityPolicy.RELIABLE,
+        durability=DurabilityPolicy.VOLATILE,
+    )
+
+
 def clock_step_report(depth: int = 10) -> QoSProfile:
     """Lock-step reports to sim_clock: reliable and transient-local, so a clock that starts after
     its participants still hears each one's latest report. Publishers keep 1 (the newest report

@@ -91,7 +91,7 @@ class SimClockNode(LeanEndpoints, Node):
         if self.lockstep:
             self._start_lockstep(values, start_ns)
             return
-        self._publisher = self.create_publisher(ClockMsg, CLOCK_TOPIC, qos.clock())
+        self._publisher = self.create_publisher(ClockMsg, CLOCK_TOPIC, qos.clock_publisher())
         self._timer = self.create_timer(
             1.0 / values["publish_rate_hz"],
             self._on_tick,

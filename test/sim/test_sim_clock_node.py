@@ -11,6 +11,7 @@ import time
 
 import pytest
 from rclpy.parameter import Parameter
+from rclpy.qos import ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 
 from cookwala_ros.ros import qos
@@ -62,6 +63,16 @@ def test_factor_one_tracks_wall_time(clock_scene):
     factor = measure_factor(ros, received)
     assert factor == pytest.approx(1.0, rel=0.05)
     assert abs(received[-1][0] * 1e-9 - time.time()) < 0.5  # starts at the wall clock
+
+
+def test_a_default_subscriber_hears_the_clock(clock_scene):
+    """A reliable subscriber (ROS's default QoS, `ros2 topic echo /clock`) matches, no QoS warning."""
+    ros, _ = clock_scene
+    node = ros.add(SimClockNode(context=ros.context))
+    heard = []
+    ros.node("echo").create_subscription(Clock, "/clock", heard.append, 10)
+    assert ros.wait_for(lambda: len(heard) >= 5, timeout=10)
+    assert node._publisher.qos_profile.reliability == ReliabilityPolicy.RELIABLE
 
 
 def test_fast_factor_and_changing_it_while_running(clock_scene):
