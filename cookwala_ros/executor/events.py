@@ -13,8 +13,9 @@
 
 from __future__ import annotations
 
-import datetime
 import uuid
+
+from cookwala_ros.core.timestamps import rfc3339
 
 OWN_TYPES = {"accepted": "cookwala.execution.accepted", "refused": "cookwala.execution.refused",
              "completed": "cookwala.execution.completed"}
@@ -23,12 +24,6 @@ STATE_CHANGED = "cookwala.execution.state_changed"
 HEARTBEAT_TYPE = "cookwala.device.heartbeat"
 INCIDENT_PREFIX = "x-cookwala.incident."
 OUTCOMES = {"completed": "served", "refused": "refused", "failed": "failed", "stopped": "aborted_safe"}
-
-
-def rfc3339(seconds: float) -> str:
-    """UTC RFC 3339 with milliseconds, e.g. 2026-11-29T18:04:12.250Z."""
-    when = datetime.datetime.fromtimestamp(seconds, tz=datetime.timezone.utc)
-    return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
 
 
 def source_uri(device_id: str) -> str:

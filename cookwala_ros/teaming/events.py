@@ -8,22 +8,16 @@ and carries the standard's TeamPlan in `x-cookwala-ros-plan` (TeamData has no pl
 
 from __future__ import annotations
 
-import datetime
-
+from cookwala_ros.core.timestamps import rfc3339
 from cookwala_ros.teaming.types import Award, Bid, CallForProposals, Decline
 
 PREFIX = "cookwala.team."
 PLAN_KEY = "x-cookwala-ros-plan"
 
 
-def _time(seconds: float) -> str:
-    when = datetime.datetime.fromtimestamp(seconds, tz=datetime.timezone.utc)
-    return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
-
-
 def team_event(kind: str, data: dict, *, event_id: str, source: str, time_s: float,
                session: str | None = None) -> dict:
-    event = {"specversion": "1.0", "id": event_id, "source": source, "type": PREFIX + kind, "time": _time(time_s),
+    event = {"specversion": "1.0", "id": event_id, "source": source, "type": PREFIX + kind, "time": rfc3339(time_s),
              "datacontenttype": "application/json", "subject": data["cfpId"], "data": data,
              "cookwalapriority": "normal", "cookwalalatency": "interactive"}
     if session:

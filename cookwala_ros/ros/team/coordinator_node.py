@@ -26,7 +26,6 @@ wherever the package runs; two topics need nothing new, and nothing here ever bl
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import math
 import sys
@@ -42,6 +41,7 @@ from std_msgs.msg import String
 
 from cookwala_msgs.msg import Event, TeamAward, TeamBid, TeamCfp, TeamDecline
 from cookwala_ros.core import json_limits
+from cookwala_ros.core.timestamps import rfc3339
 from cookwala_ros.ros import convert, names, qos
 from cookwala_ros.ros.endpoints import LeanEndpoints
 from cookwala_ros.ros.node_main import run_node
@@ -65,11 +65,6 @@ PARAMETERS = (
     ParamSpec("solver", "auto", "Team planner: auto (CP-SAT when OR-Tools imports, else greedy), cp-sat or greedy.",
               choices=SOLVERS),
 )
-
-
-def rfc3339(epoch_s: float) -> str:
-    moment = dt.datetime.fromtimestamp(epoch_s, dt.timezone.utc)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 class BadRequest(ValueError):
