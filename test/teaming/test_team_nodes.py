@@ -93,6 +93,9 @@ class Requester:
         self.node.create_subscription(TeamCfp, names.TEAM_CFP, self._append(self.cfps), qos.team())
         self.node.create_subscription(Event, names.EVENTS, lambda m: self._append(self.events)(event_from_msg(m)),
                                       qos.events())
+        for namespace in ROBOTS:  # each robot's answers, on its own events topic
+            self.node.create_subscription(Event, f"/{namespace}/{names.EVENTS}",
+                                          lambda m: self._append(self.events)(event_from_msg(m)), qos.events())
 
     def _append(self, into: list):
         def callback(msg) -> None:
@@ -173,9 +176,13 @@ def test_each_node_goes_to_the_robot_that_can_do_it(kitchen):
     def of_this_call() -> list[dict]:
         return [e for e in list(kitchen.events) if e["subject"] == answer["cfpId"]]
 
-    assert kitchen.ros.wait_for(lambda: len(of_this_call()) == 5, timeout=TIMEOUT_S), of_this_call()
+    assert kitchen.ros.wait_for(lambda: len(of_this_call()) == 5 + 9, timeout=TIMEOUT_S), of_this_call()
     made = of_this_call()
-    assert sorted(e["type"] for e in made) == ["cookwala.team.award"] * 3 + ["cookwala.team.cfp", "cookwala.team.plan"]
+    kinds = sorted(e["type"] for e in made)
+    assert kinds == ["cookwala.team.award"] * 3 + ["cookwala.team.bid"] * 3 + ["cookwala.team.cfp"] + \
+        ["cookwala.team.decline"] * 6 + ["cookwala.team.plan"]  # each robot answers every task once
+    bids = {e["data"]["bid"]["actorId"]: e["data"]["bid"]["canDo"] for e in made if e["type"] == "cookwala.team.bid"}
+    assert bids == {actor: [task] for task, actor in answer["winners"].items()}
     assert {e["data"]["award"]["actorId"]: e["data"]["award"]["tasks"] for e in made
             if e["type"] == "cookwala.team.award"} == awards
     assert next(e for e in made if e["type"] == "cookwala.team.plan")["data"][events.PLAN_KEY] == answer["plan"]

@@ -12,17 +12,19 @@ logged and ignored. A bad device file stops the node at start with a message nam
 from __future__ import annotations
 
 import sys
+import time
 
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 
-from cookwala_msgs.msg import TeamBid, TeamCfp, TeamDecline
+from cookwala_msgs.msg import Event, TeamBid, TeamCfp, TeamDecline
 from cookwala_ros.device import ServedInterfaces, capabilities_document, load_device_config
-from cookwala_ros.ros import names, qos
+from cookwala_ros.ros import convert, names, qos
 from cookwala_ros.ros.endpoints import LeanEndpoints
 from cookwala_ros.ros.node_main import run_node
 from cookwala_ros.ros.params import ParamSpec, declare_parameters, reject_invalid
 from cookwala_ros.ros.team import wire
+from cookwala_ros.teaming import events
 from cookwala_ros.teaming.bidder import answer_cfp
 from cookwala_ros.teaming.types import Bid
 
@@ -45,6 +47,8 @@ class TeamNode(LeanEndpoints, Node):
         self.answered = 0  # cfps answered (for logs and tests)
         self._bid_pub = self.create_publisher(TeamBid, names.TEAM_BID, qos.team())
         self._decline_pub = self.create_publisher(TeamDecline, names.TEAM_DECLINE, qos.team())
+        self._event_pub = self.create_publisher(Event, names.EVENTS, qos.events())  # its answers as CloudEvents
+        self._source = f"urn:cookwala:device:{self.actor_id}"
         self.create_subscription(TeamCfp, names.TEAM_CFP, self._on_cfp, qos.team(),
                                  callback_group=MutuallyExclusiveCallbackGroup())
         self.get_logger().info(f"answering calls for proposals on {names.TEAM_CFP} as {self.actor_id} "
@@ -59,9 +63,12 @@ class TeamNode(LeanEndpoints, Node):
             self.get_logger().warning(f"ignoring malformed cfp {msg.cfp_id!r} from {msg.from_id!r}: {exc}")
             return
         stamp = self.get_clock().now().to_msg()
+        now = time.time()
         for answer in answers:
             out = wire.answer_msg(answer, stamp, cfp.session_id or "")
             (self._bid_pub if isinstance(answer, Bid) else self._decline_pub).publish(out)
+            self._event_pub.publish(convert.event_msg(events.answer_event(answer, source=self._source, time_s=now,
+                                                                          session=cfp.session_id)))
         self.answered += 1
         bids = sum(isinstance(a, Bid) for a in answers)
         self.get_logger().info(f"cfp {cfp.cfp_id}: {bids} bids, {len(answers) - bids} declines")
