@@ -14,14 +14,14 @@ rclpy = pytest.importorskip("rclpy")
 from safety_kitchen import Probe, start_node, stop_processes  # noqa: E402
 
 
-def wait_for(predicate, timeout_s: float, what: str):
+def wait_for(predicate, timeout_s: float, what: str, last=lambda: ""):
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         value = predicate()
         if value:
             return value
         time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
+    raise AssertionError(f"timed out waiting for {what} {last()}".rstrip())
 
 
 @pytest.mark.parametrize("how", ["sigint", "sigkill"])
@@ -40,12 +40,16 @@ def test_executor_exit(tmp_path, how):
         wait_for(lambda: probe.heartbeat_senders, 60.0, "the executor's heartbeat")
         # armed with the executor beating (a reset clears a trip of a loaded host's start-up)
         wait_for(lambda: _reset_until_armed(probe), 60.0, "the monitor armed")
+        # the monitor itself hears the heartbeat: this probe hearing it says nothing about when the
+        # monitor's subscription matched the executor (discovery is per participant)
+        wait_for(lambda: probe.status().executor_heartbeat == "live", 30.0, "the monitor hearing the heartbeat")
         time.sleep(1.0)
         executor.send_signal(signal.SIGINT if how == "sigint" else signal.SIGKILL)
         code = executor.wait(timeout=15)
         time.sleep(3.0)  # several leases
         if how == "sigkill":  # the latched status may reach the probe later than the stop: a busy host
-            wait_for(lambda: probe.status().state_label in ("stopped", "fault"), 10.0, "the stop on the status topic")
+            wait_for(lambda: probe.status().state_label in ("stopped", "fault"), 10.0, "the stop on the status topic",
+                     lambda: _described(probe.status()))
         status = probe.status()
         latch = state_dir / "safety_latch.json"
         if how == "sigint":
@@ -60,6 +64,11 @@ def test_executor_exit(tmp_path, how):
     finally:
         probe.close()
         stop_processes([executor, *procs])
+
+
+def _described(status) -> str:
+    return (f"(last status: {status.state_label}, heartbeat {status.executor_heartbeat!r}, last trigger "
+            f"{status.last_trigger!r} {status.last_trigger_detail!r})") if status is not None else "none"
 
 
 def _reset_until_armed(probe) -> bool:
