@@ -1,7 +1,9 @@
-"""The contract net's CloudEvents (issue 11): cfp, bid, decline, award and plan, valid against the
-standard's event schema and ours, with stable ids."""
+"""The contract net's CloudEvents (issue 11): cfp, bid, decline, award and plan, and the task events
+that carry out the awards, valid against the standard's event schema and ours, with stable ids."""
 
 from __future__ import annotations
+
+import pytest
 
 from cookwala_ros.core import schemas
 from cookwala_ros.teaming import events
@@ -49,3 +51,55 @@ def test_every_event_is_valid_for_the_standard(spec_dir):
         assert list(validator.iter_errors(event)) == [], event
     broken = dict(every_kind()[4], data={"cfpId": "cfp-1", "award": {"actorId": "robot:a", "winner": True}})
     assert list(validator.iter_errors(broken))  # a negative control: the validator reads the data
+
+
+# ------------------------------------------------------------------ task events (carrying out awards)
+
+def every_task_kind() -> list[dict]:
+    at = dict(cfp_id="cfp-1", source=SOURCE, session="session-1")
+    return [events.task_event("assigned", "r#n1", "robot:a", time_s=1_800_000_002.0, **at),
+            events.task_event("started", "r#n1", "robot:a", time_s=1_800_000_003.0, **at),
+            events.task_event("completed", "r#n1", "robot:a", time_s=1_800_000_063.0, **at),
+            events.task_event("failed", "r#n2", "robot:b", time_s=1_800_000_070.0, detail="robot:b lost: offline",
+                              **at),
+            events.task_event("reassigned", "r#n2", "robot:c", time_s=1_800_000_071.0, detail="robot:b lost: offline",
+                              previous_actor="robot:b", **at)]
+
+
+def test_each_task_kind_has_its_type_state_subject_and_a_stable_id():
+    made = every_task_kind()
+    assert [e["type"] for e in made] == ["cookwala.task.assigned", "cookwala.task.started", "cookwala.task.completed",
+                                         "cookwala.task.failed", "cookwala.task.reassigned"]
+    assert [e["data"]["state"] for e in made] == ["scheduled", "working", "completed", "failed", "scheduled"]
+    assert [e["subject"] for e in made] == ["r#n1", "r#n1", "r#n1", "r#n2", "r#n2"]
+    assert [e["id"] for e in made] == ["cfp-1:task.assigned:r#n1", "cfp-1:task.started:r#n1",
+                                       "cfp-1:task.completed:r#n1", "cfp-1:task.failed:r#n2",
+                                       "cfp-1:task.reassigned:r#n2:robot:c"]
+    assert [e["id"] for e in every_task_kind()] == [e["id"] for e in made]
+    other_robot = events.task_event("reassigned", "r#n2", "robot:d", cfp_id="cfp-1", source=SOURCE, time_s=0.0)
+    assert other_robot["id"] not in {e["id"] for e in made}  # a second move of the same task is a new message
+    first = made[0]["data"]
+    assert first["assignee"] == {"kind": "robot", "id": "robot:a"} and first[events.CFP_KEY] == "cfp-1"
+    assert (first["recipeId"], first["nodeId"]) == ("r", "n1") and "reason" not in first
+    assert made[3]["data"]["reason"] == "robot:b lost: offline"
+    assert made[4]["data"][events.PREVIOUS_ACTOR_KEY] == "robot:b" and made[4]["data"]["assignee"]["id"] == "robot:c"
+    assert made[0]["cookwalasession"] == "session-1"
+
+
+def test_a_task_event_without_a_recipe_form_id_names_no_node_and_an_unknown_kind_is_refused():
+    plain = events.task_event("started", "chop", "human:primary", cfp_id="cfp-2", source=SOURCE, time_s=0.0)
+    assert "nodeId" not in plain["data"] and "recipeId" not in plain["data"]
+    assert plain["data"]["assignee"] == {"kind": "human", "id": "human:primary"}
+    assert events.actor_ref("neo-1") == {"kind": "robot", "id": "neo-1"}
+    with pytest.raises(ValueError, match="kind"):
+        events.task_event("progressed", "chop", "robot:a", cfp_id="cfp-2", source=SOURCE, time_s=0.0)
+
+
+def test_every_task_event_is_valid_for_our_schemas_and_the_standard(spec_dir):
+    validator = standard_validator(spec_dir, "event.schema.json")
+    for event in every_task_kind():
+        assert schemas.validate(event, "CloudEvent") == [], event["type"]
+        assert list(validator.iter_errors(event)) == [], event
+    broken = dict(every_task_kind()[1], data={"taskId": "r#n1", "state": "running"})
+    assert list(validator.iter_errors(broken))  # a negative control: "running" is not a TaskState
+    assert schemas.validate(broken, "CloudEvent") != []
