@@ -110,6 +110,35 @@ def sent_at(info) -> float:
     return time.monotonic() - (time.time_ns() - info["source_timestamp"]) * 1e-9
 
 
+def start_ros_module(module: str, params: dict, namespace: str = "") -> subprocess.Popen:
+    """`module`.main() in its own process, as its console script runs it, with ROS parameters and
+    an optional namespace; its output is dropped."""
+    import sys
+
+    args = ["--ros-args"] + (["-r", f"__ns:={namespace}"] if namespace else [])
+    for name, value in params.items():
+        args += ["-p", f"{name}:={str(value).lower() if isinstance(value, bool) else value}"]
+    code = f"import sys; from {module} import main; sys.exit(main())"
+    return subprocess.Popen([sys.executable, "-c", code, *args], env=dict(os.environ),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def device_file_as(tmp, actor_id: str, ops: list[str] | None = None) -> str:
+    """The shipped device file under another device (actor) id, and with other `ops` if given."""
+    import pathlib
+
+    import yaml
+
+    repo = pathlib.Path(__file__).resolve().parents[1]
+    document = yaml.safe_load((repo / "config" / "device.yaml").read_text(encoding="utf-8"))
+    document["device"]["id"] = actor_id
+    if ops is not None:
+        document["ops"] = list(ops)
+    path = pathlib.Path(tmp) / f"{actor_id.replace(':', '_')}.yaml"
+    path.write_text(yaml.safe_dump(document), encoding="utf-8")
+    return str(path)
+
+
 def stop_processes(procs) -> None:
     """SIGINT every process still running (None entries skipped), then wait; kill what lingers past 10 s."""
     procs = [p for p in procs if p is not None]

@@ -157,6 +157,15 @@ class Dispatch:
             raise ValueError(f"{task_id}: {actor_id} was lost")
         entry.state, entry.actor, entry.detail = TaskState.PENDING, actor_id, ""
 
+    def give_up(self, task_id: str, why: str) -> list[str]:
+        """unassigned -> failed: no robot will do it (nobody bid, or a re-plan found nobody), so
+        what follows it can never run either. Returns the ids newly blocked."""
+        entry = self._entry(task_id)
+        if entry.state != TaskState.UNASSIGNED:
+            raise ValueError(f"{task_id}: cannot give up a {entry.state} task")
+        entry.state, entry.detail = TaskState.FAILED, why
+        return self._block_after(task_id)
+
     def apply(self, schedule: Schedule) -> list[str]:
         """Take a re-plan (allocator.replan): unassigned tasks it places become pending on its robot;
         pending tasks take its planned starts (and keep their robot: replan does not move them).

@@ -3,19 +3,32 @@
 robot_a and robot_b (sims, executor, safety monitor each) run side by side in one ROS domain
 from two `cookwala-ros up kitchen --arg namespace=...` processes, each with its own HTTP port,
 data dir and latch dir; only robot_a starts the simulated /clock (`with_clock=false` for B).
-Each cooks the short water simmer. Stopping A through its own monitor halts A only: B's monitor
-stays armed, nothing stops B's hob, and B completes. The kitchen e-stop (/cookwala/estop) halts
-both: each monitor cuts its own hob within the 1 s heat deadline (steady clock).
+Each has its own device file (its own device id). Each cooks the short water simmer. Stopping A
+through its own monitor halts A only: B's monitor stays armed, nothing stops B's hob, and B
+completes. The two cook one recipe together (issue 11): a team node per robot bids, a
+coordinator awards and sends each node as an ExecuteNode goal to its winner's executor in
+precedence order. The kitchen e-stop (/cookwala/estop) halts both: each monitor cuts its own hob
+within the 1 s heat deadline (steady clock).
 """
 
 from __future__ import annotations
 
+import copy
+import json
+import threading
 import time
 
 import pytest
-from std_msgs.msg import Bool
+from std_msgs.msg import Bool, String
 
+from cookwala_msgs.msg import Event
+from cookwala_ros.core import schemas
+from cookwala_ros.ros import names, qos
+from cookwala_ros.ros.convert import event_from_msg
 from robot_watch import WATER, RobotWatch, UpRobot, cook, execution, final
+from ros_helpers import device_file_as, start_ros_module, stop_processes
+
+ACTORS = {"robot_a": "cwros:robot-a", "robot_b": "cwros:robot-b"}
 
 RTF = 20.0
 HEAT_DEADLINE_S = 1.0  # CORE §6.2
@@ -28,8 +41,12 @@ LOADED_HOST = ("--arg", "heartbeat_lease_s=2.0", "--arg", "heater_state_timeout_
 
 @pytest.fixture(scope="module")
 def robots(tmp_path_factory):
-    a = UpRobot(tmp_path_factory.mktemp("robot_a"), "robot_a", rtf=RTF, with_clock=True, extra=LOADED_HOST)
-    b = UpRobot(tmp_path_factory.mktemp("robot_b"), "robot_b", rtf=RTF, with_clock=False, extra=LOADED_HOST)
+    devices = tmp_path_factory.mktemp("devices")
+    device = {ns: ("--arg", f"device_file={device_file_as(devices, actor)}") for ns, actor in ACTORS.items()}
+    a = UpRobot(tmp_path_factory.mktemp("robot_a"), "robot_a", rtf=RTF, with_clock=True,
+                extra=LOADED_HOST + device["robot_a"])
+    b = UpRobot(tmp_path_factory.mktemp("robot_b"), "robot_b", rtf=RTF, with_clock=False,
+                extra=LOADED_HOST + device["robot_b"])
     watches = []
     try:
         watches = [RobotWatch("robot_a", name="watch_a"), RobotWatch("robot_b", name="watch_b")]
@@ -90,6 +107,101 @@ def test_stopping_a_halts_a_only_and_b_completes(robots):
         halts = [s for s in watch_b.trajectories if s.t >= t_stop and s.node.endswith("safety_monitor")]
     assert not from_monitor and not halts, (from_monitor[:3], halts[:3])
     assert watch_a.reset().accepted
+
+
+def team_recipe() -> dict:
+    """Two simmers that may run side by side (n1, n2) and one that needs both (n3)."""
+    recipe = json.loads(WATER.read_text(encoding="utf-8"))
+    recipe.pop("signature", None)
+    recipe["id"] = "team-water"
+    simmer = recipe["process"]["nodes"][0]
+    simmer["until"] = {**simmer["until"], "minTime": "PT1M", "nominalTime": "PT2M",
+                       "all": [{**simmer["until"]["all"][0], "holdFor": "PT30S"}]}
+    nodes = []
+    for node_id, inputs, output in (("n1", ["water"], "hot_a"), ("n2", ["water"], "hot_b"),
+                                    ("n3", ["hot_a", "hot_b"], "both")):
+        node = copy.deepcopy(simmer)
+        node.update(id=node_id, inputs=inputs, output=output)
+        nodes.append(node)
+    recipe["process"]["nodes"] = nodes
+    recipe["text"]["en"]["steps"] = {n["id"]: "step" for n in nodes}
+    return recipe
+
+
+class TeamWatch:
+    """The coordinator's answers (by requestId, in order) and its CloudEvents, on this process's
+    steady clock."""
+
+    def __init__(self, watch: RobotWatch):
+        self.lock = threading.Lock()
+        self.answers: list[dict] = []
+        self.events: list[tuple[float, dict]] = []
+        node = watch.node
+        self.requests = node.create_publisher(String, names.TEAM_PLAN_REQUEST, qos.team())
+        self.subscriptions = [
+            node.create_subscription(String, names.TEAM_PLAN, self._on_answer, qos.team()),
+            # the coordinator runs outside the robots' namespaces: its events are on the root topic
+            node.create_subscription(Event, "/" + names.EVENTS, self._on_event, qos.events(1000))]
+
+    def matched(self) -> bool:
+        """The coordinator hears requests and this watch hears its answers and events (volatile)."""
+        return self.requests.get_subscription_count() > 0 and all(s.get_publisher_count() > 0 for s in self.subscriptions)
+
+    def _on_answer(self, msg: String) -> None:
+        with self.lock:
+            self.answers.append(json.loads(msg.data))
+
+    def _on_event(self, msg: Event) -> None:
+        with self.lock:
+            self.events.append((time.monotonic(), event_from_msg(msg)))
+
+    def answer(self, request_id: str, key: str) -> dict | None:
+        with self.lock:
+            return next((a for a in self.answers if a.get("requestId") == request_id and key in a), None)
+
+    def task_events(self, cfp_id: str) -> list[tuple[float, dict]]:
+        with self.lock:
+            return [(t, e) for t, e in self.events if e["type"].startswith("cookwala.task.")
+                    and e["data"].get("x-cookwala-ros-cfpId") == cfp_id]
+
+
+def test_the_two_cook_one_recipe_together(robots, tmp_path):
+    """Contract net end to end: cfp, bids from both robots' team nodes, awards, then each node sent
+    as an ExecuteNode goal to its winner's executor once its predecessors completed."""
+    (a, watch_a), (b, watch_b) = robots
+    watch_a.armed_before_cooking()
+    watch_b.armed_before_cooking()
+    team = TeamWatch(watch_a)
+    procs = [start_ros_module("cookwala_ros.ros.team.team_node", {"device_file": device_file_as(tmp_path, actor)},
+                              f"/{ns}") for ns, actor in ACTORS.items()]
+    procs.append(start_ros_module("cookwala_ros.ros.team.coordinator_node", {"window_s": 30.0}))
+    try:
+        watch_a.wait(team.matched, 60.0, "a coordinator")
+        watch_a.wait(lambda: len(watch_a.node.get_subscriptions_info_by_topic(names.TEAM_CFP)) >= 2, 60.0,
+                     "both team nodes")
+        request = {"requestId": "team-1", "recipe": team_recipe(), "robots": list(ACTORS.values()), "execute": True,
+                   "executors": {actor: f"/{ns}/executor/execute_node" for ns, actor in ACTORS.items()}}
+        team.requests.publish(String(data=json.dumps(request)))
+        watch_a.wait(lambda: team.answer("team-1", "plan") is not None, 60.0, "the plan")
+        plan = team.answer("team-1", "plan")
+        assert plan["accepted"] and plan["closedBy"] == "all_answered" and plan["unassignable"] == [], plan
+        winners = plan["winners"]
+        assert winners["team-water#n1"] != winners["team-water#n2"], winners  # side by side, one per robot
+        watch_a.wait(lambda: team.answer("team-1", "executed") is not None, 240.0, "the plan carried out")
+        executed = team.answer("team-1", "executed")["executed"]
+        assert executed["outcome"] == "completed", executed
+        assert {t: s["actor"] for t, s in executed["tasks"].items()} == winners
+        made = team.task_events(plan["cfpId"])
+        at = {(e["type"].rpartition(".")[2], e["subject"]): t for t, e in made}
+        for task in winners:
+            assert ("started", task) in at and ("completed", task) in at, sorted(at)
+        # n3 was sent only once both the simmers before it had completed
+        assert at[("started", "team-water#n3")] > max(at[("completed", "team-water#n1")],
+                                                       at[("completed", "team-water#n2")])
+        for _, event in made:
+            assert schemas.validate(event, "CloudEvent") == [], event
+    finally:
+        stop_processes(procs)
 
 
 def test_the_kitchen_estop_halts_both(robots):

@@ -10,10 +10,6 @@ from __future__ import annotations
 import copy
 import itertools
 import json
-import os
-import pathlib
-import subprocess
-import sys
 import threading
 
 import pytest
@@ -29,9 +25,8 @@ from cookwala_ros.ros import names, qos  # noqa: E402
 from cookwala_ros.ros.convert import event_from_msg  # noqa: E402
 from cookwala_ros.teaming import events  # noqa: E402
 
-from ros_helpers import RosHarness, stop_processes  # noqa: E402
+from ros_helpers import RosHarness, device_file_as, start_ros_module, stop_processes  # noqa: E402
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
 TIMEOUT_S = 30.0
 ROBOTS = {  # namespace -> (actor id, ops)
     "robot_cut": ("cwros:cutter", ["cw.op.cut"]),
@@ -53,27 +48,6 @@ RECIPE = {
 }
 
 
-def device_file(tmp: pathlib.Path, actor_id: str, ops: list[str]) -> str:
-    """The shipped device file with another actor id and `ops` list."""
-    document = yaml.safe_load((REPO / "config" / "device.yaml").read_text(encoding="utf-8"))
-    document["device"]["id"] = actor_id
-    document["ops"] = list(ops)
-    path = tmp / f"{actor_id.replace(':', '_')}.yaml"
-    path.write_text(yaml.safe_dump(document), encoding="utf-8")
-    return str(path)
-
-
-def start_node(module: str, params: dict, namespace: str = "") -> subprocess.Popen:
-    """`module`.main() in its own process, as its console script runs it (test/executor's
-    start_node, plus a namespace)."""
-    args = ["--ros-args"] + (["-r", f"__ns:={namespace}"] if namespace else [])
-    for name, value in params.items():
-        args += ["-p", f"{name}:={str(value).lower() if isinstance(value, bool) else value}"]
-    code = f"import sys; from {module} import main; sys.exit(main())"
-    return subprocess.Popen([sys.executable, "-c", code, *args], env=dict(os.environ),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
 class Requester:
     """Sends plan requests and collects the coordinator's answers and awards."""
 
@@ -91,11 +65,11 @@ class Requester:
         self.node.create_subscription(String, names.TEAM_PLAN, self._on_plan, qos.team())
         self.node.create_subscription(TeamAward, names.TEAM_AWARD, self._append(self.awards), qos.team())
         self.node.create_subscription(TeamCfp, names.TEAM_CFP, self._append(self.cfps), qos.team())
-        self.node.create_subscription(Event, names.EVENTS, lambda m: self._append(self.events)(event_from_msg(m)),
-                                      qos.events())
-        for namespace in ROBOTS:  # each robot's answers, on its own events topic
-            self.node.create_subscription(Event, f"/{namespace}/{names.EVENTS}",
-                                          lambda m: self._append(self.events)(event_from_msg(m)), qos.events())
+        self.event_subscriptions = [self.node.create_subscription(
+            Event, f"/{namespace}/{names.EVENTS}", lambda m: self._append(self.events)(event_from_msg(m)), qos.events())
+            for namespace in ROBOTS]  # each robot's answers, on its own events topic
+        self.event_subscriptions.append(self.node.create_subscription(  # the coordinator's
+            Event, names.EVENTS, lambda m: self._append(self.events)(event_from_msg(m)), qos.events()))
 
     def _append(self, into: list):
         def callback(msg) -> None:
@@ -134,14 +108,17 @@ def kitchen(tmp_path_factory):
     procs = []
     try:
         for namespace, (actor, ops) in ROBOTS.items():
-            procs.append(start_node("cookwala_ros.ros.team.team_node", {
-                "device_file": device_file(tmp, actor, ops), "human_present": True}, f"/{namespace}"))
-        procs.append(start_node("cookwala_ros.ros.team.coordinator_node", {"window_s": 3.0}))
+            procs.append(start_ros_module("cookwala_ros.ros.team.team_node", {
+                "device_file": device_file_as(tmp, actor, ops), "human_present": True}, f"/{namespace}"))
+        procs.append(start_ros_module("cookwala_ros.ros.team.coordinator_node", {"window_s": 3.0}))
         with RosHarness() as ros:
             requester = Requester(ros)
             # warm-up: until every team node and the coordinator have discovered each other, a
             # round closes at its deadline instead of when all three answered
             assert ros.wait_for(lambda: requester.cfp_pub.get_subscription_count() >= 3, timeout=TIMEOUT_S)
+            # events are volatile: every robot's events topic matched before a round, or its answers are lost
+            assert ros.wait_for(lambda: all(s.get_publisher_count() >= 1 for s in requester.event_subscriptions),
+                                timeout=TIMEOUT_S), "a team node's events topic never matched"
             for _ in range(10):
                 if requester.plan(RECIPE, windowS=3.0).get("closedBy") == "all_answered":
                     break
@@ -176,7 +153,8 @@ def test_each_node_goes_to_the_robot_that_can_do_it(kitchen):
     def of_this_call() -> list[dict]:
         return [e for e in list(kitchen.events) if e["subject"] == answer["cfpId"]]
 
-    assert kitchen.ros.wait_for(lambda: len(of_this_call()) == 5 + 9, timeout=TIMEOUT_S), of_this_call()
+    assert kitchen.ros.wait_for(lambda: len(of_this_call()) == 5 + 9, timeout=TIMEOUT_S), \
+        sorted((e["type"], e["source"], e["id"]) for e in of_this_call())
     made = of_this_call()
     kinds = sorted(e["type"] for e in made)
     assert kinds == ["cookwala.team.award"] * 3 + ["cookwala.team.bid"] * 3 + ["cookwala.team.cfp"] + \

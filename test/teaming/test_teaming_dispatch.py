@@ -188,3 +188,18 @@ def test_a_schedule_or_graph_naming_unknown_tasks_is_refused():
         Dispatch([Task("a", "cw.op.cut", 60, predecessors=("z",))], allocate([], [], solver="greedy"))
     with pytest.raises(ValueError, match="unknown task"):
         Dispatch(tasks, schedule).state("nope")
+
+
+def test_giving_up_an_unassigned_task_blocks_what_follows_and_ends_the_run():
+    tasks = [Task("a", "cw.op.cut", 10), Task("b", "cw.op.saute", 10, predecessors=("a",)), Task("c", "cw.op.stir", 10)]
+    schedule = allocate(tasks, [bid("robot:x", "b", 10), bid("robot:x", "c", 10)])
+    run = Dispatch(tasks, schedule)
+    assert run.state("a") == TaskState.UNASSIGNED
+    assert run.next_goals() == [("c", "robot:x")]  # b waits for a, which nobody does
+    assert run.give_up("a", "nobody bid") == ["b"]
+    assert (run.state("a"), run.state("b")) == (TaskState.FAILED, TaskState.BLOCKED)
+    with pytest.raises(ValueError, match="cannot give up a failed task"):
+        run.give_up("a", "again")
+    run.start("c")
+    run.finish("c", True)
+    assert run.done and run.outcome == "failed"

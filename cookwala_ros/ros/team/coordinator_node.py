@@ -4,7 +4,7 @@ Any robot or a hub may run it. A request is a std_msgs/String JSON on
 `/cookwala/team/plan_request`:
 
     {"requestId": "r1", "recipe": {...}, "robots": ["robot:a", "robot:b"], "windowS": 2.0,
-     "sessionId": "optional"}
+     "sessionId": "optional", "execute": false, "executors": {"robot:a": "/robot_a/executor/execute_node"}}
 
 `robots` is the roster (empty or absent: whoever answers, and the window runs to its deadline);
 `windowS` defaults to the parameter `window_s`. The coordinator turns the recipe into tasks
@@ -17,6 +17,16 @@ round ends when every roster robot answered every task (the auction says so) or 
     {"requestId": "r1", "accepted": true, "cfpId": "...", "closedBy": "all_answered",
      "plan": {TeamPlan}, "unassignable": [{"task", "reasons": {actor: reason}, "detail"}],
      "message": "..."}
+
+With `"execute": true` the plan is then carried out (ros/team/team_run.py): each task's recipe
+node goes as an ExecuteNode goal to its winner's executor (the action `executors` names for it)
+once every predecessor completed, one task per robot at a time; `cookwala.task.*` CloudEvents
+follow each task, and a second answer with the same requestId reports what became of each:
+
+    {"requestId": "r1", "accepted": true, "cfpId": "...", "executed": {"outcome": "completed",
+     "tasks": {"soup#n1": {"state": "completed", "actor": "robot:a", "detail": "..."}}}, "message": "..."}
+
+A task whose goal is rejected or fails is `failed`, and what follows it is `blocked` (never sent).
 
 A request that cannot be planned (malformed JSON or recipe) is answered `accepted: false` with
 the reason; a repeated requestId is answered again, never re-run. Requests are independent: one
@@ -39,7 +49,11 @@ from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from std_msgs.msg import String
 
+from rclpy.action import ActionClient
+
+from cookwala_msgs.action import ExecuteNode
 from cookwala_msgs.msg import Event, TeamAward, TeamBid, TeamCfp, TeamDecline
+from cookwala_ros.core import dryrun
 from cookwala_ros.core import json_limits
 from cookwala_ros.core.timestamps import rfc3339
 from cookwala_ros.ros import convert, names, qos
@@ -47,9 +61,11 @@ from cookwala_ros.ros.endpoints import LeanEndpoints
 from cookwala_ros.ros.node_main import run_node
 from cookwala_ros.ros.params import ParamSpec, declare_parameters
 from cookwala_ros.ros.team import wire
+from cookwala_ros.ros.team.team_run import TeamRun
 from cookwala_ros.teaming import events
 from cookwala_ros.teaming.allocator import DEFAULT_HANDOFF_S, SOLVERS
 from cookwala_ros.teaming.auction import Auction
+from cookwala_ros.teaming.dispatch import Dispatch
 from cookwala_ros.teaming.recipe_tasks import RecipeTasks, enforce_assignment, recipe_tasks
 from cookwala_ros.teaming.types import CallForProposals
 
@@ -78,6 +94,8 @@ class PlanRequest:
     robots: tuple[str, ...]
     window_s: float | None
     session_id: str | None
+    execute: bool = False  # carry the plan out with ExecuteNode goals
+    executors: tuple[tuple[str, str], ...] = ()  # (actor id, its executor's ExecuteNode action name)
 
     @classmethod
     def parse(cls, text: str) -> "PlanRequest":
@@ -103,8 +121,19 @@ class PlanRequest:
             raise BadRequest("/sessionId: must be a string")
         if not isinstance(data.get("recipe"), dict):
             raise BadRequest("/recipe: required object (a Cookwala recipe)")
+        execute = data.get("execute", False)
+        if not isinstance(execute, bool):
+            raise BadRequest("/execute: must be true or false")
+        executors = data.get("executors", {})
+        if not isinstance(executors, dict):
+            raise BadRequest("/executors: must be an object of actor id -> ExecuteNode action name")
+        for actor, action in executors.items():
+            if not isinstance(action, str) or not _is_action_name(action):
+                raise BadRequest(f"/executors/{actor}: must be a fully qualified action name, e.g. "
+                                 "/robot_a/executor/execute_node")
         return cls(request_id, data["recipe"], tuple(dict.fromkeys(robots)),
-                   None if window is None else float(window), session or None)
+                   None if window is None else float(window), session or None, execute,
+                   tuple(sorted(executors.items())))
 
 
 @dataclass
@@ -129,6 +158,8 @@ class CoordinatorNode(LeanEndpoints, Node):
         self._lock = threading.Lock()  # rounds and answers (callbacks may run on several threads)
         self._rounds: dict[str, Round] = {}  # cfp id -> open round
         self._answered: dict[str, str] = {}  # request id -> answer JSON (repeats are answered again)
+        self._runs: dict[str, TeamRun] = {}  # cfp id -> plan being carried out
+        self._actions: dict[str, ActionClient] = {}  # ExecuteNode action name -> its client
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
         group = MutuallyExclusiveCallbackGroup()  # one round's state is only ever touched by one callback
         profile = qos.team()
@@ -250,6 +281,43 @@ class CoordinatorNode(LeanEndpoints, Node):
             "unassignable": unassignable, "message": message})
         self.get_logger().info(f"request {round_.request.request_id}: cfp {cfp_id} closed by "
                                f"{closed_by}: {message}")
+        if round_.request.execute:
+            self._execute(round_, result.schedule)
+
+    # ------------------------------------------------------------------ execution
+
+    def _execute(self, round_: Round, schedule) -> None:
+        request = round_.request
+        by_node = {node["id"]: node for node in dryrun.recipe_nodes(request.recipe)}
+        nodes = {task_id: by_node[node_id] for task_id, node_id in round_.recipe.node_of.items()}
+        run = TeamRun(request_id=request.request_id, cfp_id=round_.auction.cfp.cfp_id,
+                      session=round_.auction.cfp.session_id, dispatch=Dispatch(round_.recipe.tasks, schedule),
+                      nodes=nodes, executors=dict(request.executors), action_client=self._action_client,
+                      emit=self._event, source=self.coordinator_id, on_done=self._executed, log=self.get_logger())
+        self._runs[run.cfp_id] = run
+        run.start()
+
+    def _action_client(self, name: str) -> ActionClient:
+        if name not in self._actions:
+            self._actions[name] = ActionClient(self, ExecuteNode, name, callback_group=self._group)
+        return self._actions[name]
+
+    def _executed(self, run: TeamRun) -> None:
+        self._runs.pop(run.cfp_id, None)
+        summary = run.summary()
+        states = [t["state"] for t in summary["tasks"].values()]
+        message = f"{states.count('completed')} of {len(states)} tasks completed" + "".join(
+            f", {states.count(s)} {s}" for s in ("failed", "blocked", "unassigned") if states.count(s))
+        self._publish_answer(run.request_id, {"requestId": run.request_id, "accepted": True, "cfpId": run.cfp_id,
+                                              "executed": summary, "message": message})
+        self.get_logger().info(f"request {run.request_id}: cfp {run.cfp_id} carried out, "
+                               f"{summary['outcome']}: {message}")
+
+
+def _is_action_name(name: str) -> bool:
+    parts = name.split("/")
+    return name.startswith("/") and all(p and (p[0].isalpha() or p[0] == "_") and p.replace("_", "a").isalnum()
+                                        for p in parts[1:])
 
 
 def _request_id_of(text: str) -> str | None:
