@@ -44,17 +44,15 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
+from rclpy.action import ActionClient
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from std_msgs.msg import String
 
-from rclpy.action import ActionClient
-
 from cookwala_msgs.action import ExecuteNode
 from cookwala_msgs.msg import Event, TeamAward, TeamBid, TeamCfp, TeamDecline
-from cookwala_ros.core import dryrun
-from cookwala_ros.core import json_limits
+from cookwala_ros.core import dryrun, json_limits
 from cookwala_ros.core.timestamps import rfc3339
 from cookwala_ros.ros import convert, names, qos
 from cookwala_ros.ros.endpoints import LeanEndpoints
