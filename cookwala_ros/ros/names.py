@@ -25,7 +25,7 @@ TEAM_CFP = "/cookwala/team/cfp"              # TeamCfp: coordinator -> every tea
 TEAM_BID = "/cookwala/team/bid"              # TeamBid: one per task a robot can do
 TEAM_DECLINE = "/cookwala/team/decline"      # TeamDecline: one per task it will not do, with the reason
 TEAM_AWARD = "/cookwala/team/award"          # TeamAward: one per winning robot
-TEAM_REPLAN = "/cookwala/team/replan"        # TeamReplan (not published yet)
+TEAM_REPLAN = "/cookwala/team/replan"        # TeamReplan: a lost robot's unstarted tasks go back to the planner
 TEAM_PLAN_REQUEST = "/cookwala/team/plan_request"  # std_msgs/String JSON: plan this recipe (ros/team/coordinator_node.py)
 TEAM_PLAN = "/cookwala/team/plan"            # std_msgs/String JSON: the answer, by requestId
 

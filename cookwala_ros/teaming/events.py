@@ -16,6 +16,8 @@ from cookwala_ros.teaming.types import Award, Bid, CallForProposals, Decline
 
 PREFIX = "cookwala.team."
 PLAN_KEY = "x-cookwala-ros-plan"
+REPLAN_REASON_KEY = "x-cookwala-ros-replanReason"  # TeamReplan.reason: actor_lost
+LOST_ACTOR_KEY = "x-cookwala-ros-lostActor"
 TASK_PREFIX = "cookwala.task."
 CFP_KEY = "x-cookwala-ros-cfpId"
 PREVIOUS_ACTOR_KEY = "x-cookwala-ros-previousActor"
@@ -58,6 +60,17 @@ def answer_event(answer: Bid | Decline, *, source: str, time_s: float, session: 
 def award_event(award: Award, *, source: str, time_s: float, session: str | None = None) -> dict:
     return team_event("award", award.to_team_data(), event_id=f"{award.cfp_id}:award:{award.actor_id}",
                       source=source, time_s=time_s, session=session)
+
+
+def replan_event(cfp: CallForProposals, tasks: list[str], lost_actor: str, *, source: str, time_s: float,
+                 seq: int = 1) -> dict:
+    """cookwala.team.replan: `tasks` go back to the planner because `lost_actor` was lost."""
+    data = {"cfpId": cfp.cfp_id, "from": cfp.from_id, "tasks": list(tasks), REPLAN_REASON_KEY: "actor_lost",
+            LOST_ACTOR_KEY: lost_actor}
+    if cfp.session_id:
+        data["sessionId"] = cfp.session_id
+    return team_event("replan", data, event_id=f"{cfp.cfp_id}:replan:{seq}", source=source, time_s=time_s,
+                      session=cfp.session_id)
 
 
 def plan_event(cfp: CallForProposals, plan: dict, *, source: str, time_s: float) -> dict:

@@ -13,6 +13,7 @@ within the 1 s heat deadline (steady clock).
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import threading
@@ -109,8 +110,9 @@ def test_stopping_a_halts_a_only_and_b_completes(robots):
     assert watch_a.reset().accepted
 
 
-def team_recipe() -> dict:
-    """Two simmers that may run side by side (n1, n2) and one that needs both (n3)."""
+def team_recipe(chained: bool = True) -> dict:
+    """Two simmers that may run side by side (n1, n2) and one that needs both (n3); or, not
+    chained, three that may all run side by side."""
     recipe = json.loads(WATER.read_text(encoding="utf-8"))
     recipe.pop("signature", None)
     recipe["id"] = "team-water"
@@ -119,7 +121,7 @@ def team_recipe() -> dict:
                        "all": [{**simmer["until"]["all"][0], "holdFor": "PT30S"}]}
     nodes = []
     for node_id, inputs, output in (("n1", ["water"], "hot_a"), ("n2", ["water"], "hot_b"),
-                                    ("n3", ["hot_a", "hot_b"], "both")):
+                                    ("n3", ["hot_a", "hot_b"] if chained else ["water"], "both")):
         node = copy.deepcopy(simmer)
         node.update(id=node_id, inputs=inputs, output=output)
         nodes.append(node)
@@ -155,14 +157,53 @@ class TeamWatch:
         with self.lock:
             self.events.append((time.monotonic(), event_from_msg(msg)))
 
+    def plan(self, request: dict, timeout: float = 60.0) -> dict:
+        """Send `request` and wait for its plan. A request that reached no coordinator yet (discovery
+        still settling) is sent again under the same requestId: the coordinator runs a requestId
+        once and answers its repeats with the answer it gave."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self.requests.publish(String(data=json.dumps(request)))
+            until = min(deadline, time.monotonic() + 5.0)
+            while time.monotonic() < until:
+                answer = self.answer(request["requestId"], "plan")
+                if answer is not None:
+                    return answer
+                time.sleep(0.05)
+        raise AssertionError(f"no plan for {request['requestId']} within {timeout} s")
+
     def answer(self, request_id: str, key: str) -> dict | None:
         with self.lock:
             return next((a for a in self.answers if a.get("requestId") == request_id and key in a), None)
+
+    def cfp_events(self, cfp_id: str, kind: str) -> list[dict]:
+        with self.lock:
+            return [e for _, e in self.events if e["type"] == kind and e["data"].get("cfpId") == cfp_id]
 
     def task_events(self, cfp_id: str) -> list[tuple[float, dict]]:
         with self.lock:
             return [(t, e) for t, e in self.events if e["type"].startswith("cookwala.task.")
                     and e["data"].get("x-cookwala-ros-cfpId") == cfp_id]
+
+
+@contextlib.contextmanager
+def team_nodes(watch: RobotWatch, tmp_path):
+    """A team node per robot and a coordinator, as processes; on exit they stop and their endpoints
+    have left the graph, so the next test's readiness checks see its own nodes, not these."""
+    procs = [start_ros_module("cookwala_ros.ros.team.team_node", {"device_file": device_file_as(tmp_path, actor)},
+                              f"/{ns}") for ns, actor in ACTORS.items()]
+    procs.append(start_ros_module("cookwala_ros.ros.team.coordinator_node", {"window_s": 30.0}))
+    team = TeamWatch(watch)
+    try:
+        watch.wait(team.matched, 60.0, "a coordinator")
+        watch.wait(lambda: len(watch.node.get_subscriptions_info_by_topic(names.TEAM_CFP)) >= 2, 60.0,
+                   "both team nodes")
+        yield team
+    finally:
+        stop_processes(procs)
+        watch.wait(lambda: not watch.node.get_subscriptions_info_by_topic(names.TEAM_CFP)
+                   and not watch.node.get_subscriptions_info_by_topic(names.TEAM_PLAN_REQUEST), 30.0,
+                   "the team nodes gone from the graph")
 
 
 def test_the_two_cook_one_recipe_together(robots, tmp_path):
@@ -171,19 +212,10 @@ def test_the_two_cook_one_recipe_together(robots, tmp_path):
     (a, watch_a), (b, watch_b) = robots
     watch_a.armed_before_cooking()
     watch_b.armed_before_cooking()
-    team = TeamWatch(watch_a)
-    procs = [start_ros_module("cookwala_ros.ros.team.team_node", {"device_file": device_file_as(tmp_path, actor)},
-                              f"/{ns}") for ns, actor in ACTORS.items()]
-    procs.append(start_ros_module("cookwala_ros.ros.team.coordinator_node", {"window_s": 30.0}))
-    try:
-        watch_a.wait(team.matched, 60.0, "a coordinator")
-        watch_a.wait(lambda: len(watch_a.node.get_subscriptions_info_by_topic(names.TEAM_CFP)) >= 2, 60.0,
-                     "both team nodes")
+    with team_nodes(watch_a, tmp_path) as team:
         request = {"requestId": "team-1", "recipe": team_recipe(), "robots": list(ACTORS.values()), "execute": True,
                    "executors": {actor: f"/{ns}/executor/execute_node" for ns, actor in ACTORS.items()}}
-        team.requests.publish(String(data=json.dumps(request)))
-        watch_a.wait(lambda: team.answer("team-1", "plan") is not None, 60.0, "the plan")
-        plan = team.answer("team-1", "plan")
+        plan = team.plan(request)
         assert plan["accepted"] and plan["closedBy"] == "all_answered" and plan["unassignable"] == [], plan
         winners = plan["winners"]
         assert winners["team-water#n1"] != winners["team-water#n2"], winners  # side by side, one per robot
@@ -200,8 +232,6 @@ def test_the_two_cook_one_recipe_together(robots, tmp_path):
                                                        at[("completed", "team-water#n2")])
         for _, event in made:
             assert schemas.validate(event, "CloudEvent") == [], event
-    finally:
-        stop_processes(procs)
 
 
 def test_the_kitchen_estop_halts_both(robots):
@@ -222,3 +252,43 @@ def test_the_kitchen_estop_halts_both(robots):
             assert final(robot.base_url, run["id"], 30.0)["state"] == "stopped"
     finally:
         watch_a.estop.publish(Bool(data=False))
+
+
+def test_a_robot_lost_mid_plan_hands_its_unstarted_task_to_the_other(robots, tmp_path):
+    """Re-planning (REASONING 5.3-5.4): three simmers that may all run side by side on two robots, so
+    one robot has two. Its executor is SIGKILLed while it runs the first: the coordinator notices its
+    heartbeat's liveliness end, reports that task failed, re-plans the unstarted one over the other
+    robot's bid (TeamReplan) and the other robot cooks it. Last in the module: it kills an executor."""
+    (a, watch_a), (b, watch_b) = robots
+    for watch in (watch_a, watch_b):
+        if watch.state_label != "armed":  # the e-stop test before this one left both latched
+            assert watch.reset().accepted
+        watch.armed_before_cooking()
+    with team_nodes(watch_a, tmp_path) as team:
+        request = {"requestId": "team-lost", "recipe": team_recipe(chained=False), "robots": list(ACTORS.values()),
+                   "execute": True, "executors": {actor: f"/{ns}/executor/execute_node" for ns, actor in ACTORS.items()}}
+        plan = team.plan(request)
+        assert plan["accepted"] and plan["unassignable"] == [], plan
+        per_actor = {actor: sorted(t for t, w in plan["winners"].items() if w == actor) for actor in ACTORS.values()}
+        doomed = next(actor for actor, tasks in per_actor.items() if len(tasks) == 2)
+        survivor = next(actor for actor in ACTORS.values() if actor != doomed)
+        robot = a if doomed == ACTORS["robot_a"] else b
+        started = lambda: [e["subject"] for _, e in team.task_events(plan["cfpId"])  # noqa: E731
+                           if e["type"] == "cookwala.task.started" and e["data"]["assignee"]["id"] == doomed]
+        watch_a.wait(started, 60.0, f"{doomed} running its first task")
+        (running,) = started()
+        (waiting,) = [t for t in per_actor[doomed] if t != running]
+        robot.node_process("executor").kill()
+
+        watch_a.wait(lambda: team.answer("team-lost", "executed") is not None, 240.0, "the plan carried out")
+        executed = team.answer("team-lost", "executed")["executed"]
+        tasks = executed["tasks"]
+        assert tasks[running]["state"] == "failed" and "lost" in tasks[running]["detail"], tasks
+        assert tasks[waiting] == {**tasks[waiting], "state": "completed", "actor": survivor}, tasks
+        assert executed["outcome"] == "failed"  # one task died with its robot
+        (replanned,) = team.cfp_events(plan["cfpId"], "cookwala.team.replan")
+        assert replanned["data"]["tasks"] == [waiting], replanned
+        reassigned = [e for _, e in team.task_events(plan["cfpId"]) if e["type"] == "cookwala.task.reassigned"]
+        assert [(e["subject"], e["data"]["assignee"]["id"]) for e in reassigned] == [(waiting, survivor)]
+        for event in (replanned, *reassigned):
+            assert schemas.validate(event, "CloudEvent") == [], event

@@ -103,3 +103,14 @@ def test_every_task_event_is_valid_for_our_schemas_and_the_standard(spec_dir):
     broken = dict(every_task_kind()[1], data={"taskId": "r#n1", "state": "running"})
     assert list(validator.iter_errors(broken))  # a negative control: "running" is not a TaskState
     assert schemas.validate(broken, "CloudEvent") != []
+
+
+def test_a_replan_names_the_tasks_and_the_lost_robot_and_is_a_valid_event(spec_dir):
+    call = cfp(*TASKS)
+    event = events.replan_event(call, ["r#n2"], "robot:b", source=SOURCE, time_s=1_800_000_003.0, seq=2)
+    assert event["type"] == "cookwala.team.replan" and event["subject"] == "cfp-1"
+    assert event["id"] == "cfp-1:replan:2" and event["cookwalasession"] == "session-1"
+    assert event["data"]["tasks"] == ["r#n2"] and event["data"][events.LOST_ACTOR_KEY] == "robot:b"
+    assert event["data"][events.REPLAN_REASON_KEY] == "actor_lost"
+    assert schemas.validate(event, "CloudEvent") == []
+    standard_validator(spec_dir, "event.schema.json").validate(event)

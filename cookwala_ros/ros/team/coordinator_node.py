@@ -27,6 +27,10 @@ follow each task, and a second answer with the same requestId reports what becam
      "tasks": {"soup#n1": {"state": "completed", "actor": "robot:a", "detail": "..."}}}, "message": "..."}
 
 A task whose goal is rejected or fails is `failed`, and what follows it is `blocked` (never sent).
+While a plan runs the coordinator watches each winner's executor heartbeat (`<namespace>/cookwala/
+heartbeat` beside its action) by its liveliness: a robot whose liveliness ends is lost, its
+running task fails and its unstarted tasks are re-planned over the round's other bids
+(TeamReplan on `/cookwala/team/replan`, `cookwala.team.replan`, then `cookwala.task.reassigned`).
 
 A request that cannot be planned (malformed JSON or recipe) is answered `accepted: false` with
 the reason; a repeated requestId is answered again, never re-run. Requests are independent: one
@@ -36,6 +40,7 @@ wherever the package runs; two topics need nothing new, and nothing here ever bl
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import sys
@@ -47,11 +52,12 @@ from dataclasses import dataclass, field
 from rclpy.action import ActionClient
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.clock import Clock, ClockType
+from rclpy.event_handler import SubscriptionEventCallbacks
 from rclpy.node import Node
 from std_msgs.msg import String
 
 from cookwala_msgs.action import ExecuteNode
-from cookwala_msgs.msg import Event, TeamAward, TeamBid, TeamCfp, TeamDecline
+from cookwala_msgs.msg import Event, Heartbeat, TeamAward, TeamBid, TeamCfp, TeamDecline, TeamReplan
 from cookwala_ros.core import dryrun, json_limits
 from cookwala_ros.core.timestamps import rfc3339
 from cookwala_ros.ros import convert, names, qos
@@ -61,7 +67,7 @@ from cookwala_ros.ros.params import ParamSpec, declare_parameters
 from cookwala_ros.ros.team import wire
 from cookwala_ros.ros.team.team_run import TeamRun
 from cookwala_ros.teaming import events
-from cookwala_ros.teaming.allocator import DEFAULT_HANDOFF_S, SOLVERS
+from cookwala_ros.teaming.allocator import DEFAULT_HANDOFF_S, SOLVERS, replan
 from cookwala_ros.teaming.auction import Auction
 from cookwala_ros.teaming.dispatch import Dispatch
 from cookwala_ros.teaming.recipe_tasks import RecipeTasks, enforce_assignment, recipe_tasks
@@ -78,6 +84,9 @@ PARAMETERS = (
               minimum=0.0),
     ParamSpec("solver", "auto", "Team planner: auto (CP-SAT when OR-Tools imports, else greedy), cp-sat or greedy.",
               choices=SOLVERS),
+    ParamSpec("robot_lease_s", 10.0, "Liveliness lease asked of a winner's executor heartbeat [s]; it must be at "
+              "least the executor's own heartbeat_lease_s (the executor's lease decides when it counts as lost).",
+              minimum=0.0, exclusive_minimum=True),
 )
 
 
@@ -153,11 +162,15 @@ class CoordinatorNode(LeanEndpoints, Node):
         self.window_s = float(params["window_s"])
         self.handoff_s = float(params["handoff_s"])
         self.solver = params["solver"]
+        self.robot_lease_s = float(params["robot_lease_s"])
         self._lock = threading.Lock()  # rounds and answers (callbacks may run on several threads)
         self._rounds: dict[str, Round] = {}  # cfp id -> open round
         self._answered: dict[str, str] = {}  # request id -> answer JSON (repeats are answered again)
         self._runs: dict[str, TeamRun] = {}  # cfp id -> plan being carried out
         self._actions: dict[str, ActionClient] = {}  # ExecuteNode action name -> its client
+        self._heartbeats: dict[str, object] = {}  # heartbeat topic -> its liveliness-watching subscription
+        self._replan_pub = self.create_publisher(TeamReplan, names.TEAM_REPLAN, qos.team())
+        self._replans = itertools.count(1)
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
         group = MutuallyExclusiveCallbackGroup()  # one round's state is only ever touched by one callback
         profile = qos.team()
@@ -285,15 +298,51 @@ class CoordinatorNode(LeanEndpoints, Node):
     # ------------------------------------------------------------------ execution
 
     def _execute(self, round_: Round, schedule) -> None:
-        request = round_.request
+        request, auction = round_.request, round_.auction
         by_node = {node["id"]: node for node in dryrun.recipe_nodes(request.recipe)}
         nodes = {task_id: by_node[node_id] for task_id, node_id in round_.recipe.node_of.items()}
-        run = TeamRun(request_id=request.request_id, cfp_id=round_.auction.cfp.cfp_id,
-                      session=round_.auction.cfp.session_id, dispatch=Dispatch(round_.recipe.tasks, schedule),
+        current = [schedule]  # the plan in force (a re-plan replaces it)
+        run: TeamRun
+
+        def replanned(started: list[str], lost: str, now_s: float):
+            bids = [b for b in auction.bids if b.actor_id not in run.lost]
+            current[0] = replan(current[0], round_.recipe.tasks, bids, started=started, lost_actor=lost, now_s=now_s,
+                                declines=auction.declines, roster=request.robots, solver=self.solver)
+            return current[0]
+
+        run = TeamRun(request_id=request.request_id, cfp_id=auction.cfp.cfp_id,
+                      session=auction.cfp.session_id, dispatch=Dispatch(round_.recipe.tasks, schedule),
                       nodes=nodes, executors=dict(request.executors), action_client=self._action_client,
-                      emit=self._event, source=self.coordinator_id, on_done=self._executed, log=self.get_logger())
+                      emit=self._event, source=self.coordinator_id, on_done=self._executed, log=self.get_logger(),
+                      replan=replanned, on_replan=lambda r, tasks, lost: self._announce_replan(auction.cfp, tasks, lost))
         self._runs[run.cfp_id] = run
+        for actor, action in request.executors:
+            self._watch_heartbeat(_heartbeat_topic(action))
         run.start()
+
+    def _watch_heartbeat(self, topic: str) -> None:
+        """Liveliness of the executor heartbeat on `topic`: its end loses that robot in every run."""
+        if topic in self._heartbeats:
+            return
+        self._heartbeats[topic] = self.create_subscription(
+            Heartbeat, topic, lambda msg: None, qos.heartbeat(self.robot_lease_s), callback_group=self._group,
+            event_callbacks=SubscriptionEventCallbacks(liveliness=lambda info, t=topic: self._on_liveliness(t, info)))
+
+    def _on_liveliness(self, topic: str, info) -> None:
+        if info.alive_count > 0 or info.not_alive_count_change <= 0:
+            return  # alive, or a writer that went away cleanly (its goodbye) rather than lost
+        for run in list(self._runs.values()):
+            for actor, action in run.executors.items():
+                if _heartbeat_topic(action) == topic and actor in run.actors:
+                    run.lose(actor, f"its executor heartbeat on {topic} lost liveliness")
+
+    def _announce_replan(self, cfp, tasks: list[str], lost: str) -> None:
+        data = events.replan_event(cfp, tasks, lost, source=self.coordinator_id, time_s=time.time(),
+                                   seq=next(self._replans))
+        self._event(data)
+        self._replan_pub.publish(TeamReplan(stamp=self.get_clock().now().to_msg(), cfp_id=cfp.cfp_id,
+                                            session_id=cfp.session_id or "", from_id=self.coordinator_id,
+                                            tasks=list(tasks), reason="actor_lost", data_json=json.dumps(data["data"])))
 
     def _action_client(self, name: str) -> ActionClient:
         if name not in self._actions:
@@ -310,6 +359,13 @@ class CoordinatorNode(LeanEndpoints, Node):
                                               "executed": summary, "message": message})
         self.get_logger().info(f"request {run.request_id}: cfp {run.cfp_id} carried out, "
                                f"{summary['outcome']}: {message}")
+
+
+def _heartbeat_topic(action: str) -> str:
+    """The heartbeat of the executor serving `action` (<namespace>/<executor>/execute_node): its
+    namespace's cookwala/heartbeat, as the executor publishes it."""
+    namespace = action.rsplit("/", 2)[0]
+    return f"{namespace}/{names.HEARTBEAT}"
 
 
 def _is_action_name(name: str) -> bool:

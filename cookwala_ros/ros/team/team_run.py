@@ -8,6 +8,11 @@ a time); this sends each such task's recipe node as an ExecuteNode goal to its w
 coordinator never commands a robot's hardware: it asks the robot's own executor, which runs its own
 admission, safety gate and monitor.
 
+A winner lost mid-run (its executor's heartbeat liveliness ended: the coordinator calls `lose`)
+fails the task it was running and blocks what follows that task; its unstarted tasks go back to
+the planner (`allocator.replan` over the round's bids: only unstarted tasks move, REASONING §5.3)
+and on to the robots that bid for them (`cookwala.task.reassigned`), or fail when nobody can.
+
 Nothing here blocks: goals and results come back through future callbacks, which the
 coordinator's single-threaded executor runs one at a time.
 """
@@ -23,7 +28,8 @@ from rclpy.action import ActionClient
 
 from cookwala_msgs.action import ExecuteNode
 from cookwala_ros.teaming import events
-from cookwala_ros.teaming.dispatch import Dispatch
+from cookwala_ros.teaming.allocator import Schedule
+from cookwala_ros.teaming.dispatch import Dispatch, TaskState
 
 OK = GoalStatus.STATUS_SUCCEEDED
 
@@ -31,14 +37,21 @@ OK = GoalStatus.STATUS_SUCCEEDED
 class TeamRun:
     def __init__(self, *, request_id: str, cfp_id: str, session: str | None, dispatch: Dispatch,
                  nodes: dict[str, dict], executors: dict[str, str], action_client: Callable[[str], ActionClient],
-                 emit: Callable[[dict], None], source: str, on_done: Callable[["TeamRun"], None], log) -> None:
+                 emit: Callable[[dict], None], source: str, on_done: Callable[["TeamRun"], None], log,
+                 replan: Callable[[list[str], str, float], Schedule] | None = None,
+                 on_replan: Callable[["TeamRun", list[str], str], None] | None = None) -> None:
         self.request_id, self.cfp_id, self.session = request_id, cfp_id, session
         self.dispatch = dispatch
+        self._replan = replan  # (started task ids, lost actor, seconds since the start) -> a new schedule
+        self._on_replan = on_replan  # (run, tasks to allocate again, lost actor): TeamReplan on the wire
+        self._t0 = time.monotonic()
+        self.lost: set[str] = set()
         self._nodes = nodes  # task id -> the recipe node to send
-        self._executors = executors  # actor id -> its executor's ExecuteNode action name
+        self.executors = executors  # actor id -> its executor's ExecuteNode action name
         self._action_client = action_client
         self._emit, self._source, self._on_done, self._log = emit, source, on_done, log
         self._reported = False
+        self._pumping = self._again = False
 
     def start(self) -> None:
         """Announce the assignments, give up what nobody was awarded, send what may start."""
@@ -49,27 +62,77 @@ class TeamRun:
                 self.dispatch.give_up(task_id, "no robot was awarded it")
         self._pump()
 
+    @property
+    def actors(self) -> set[str]:
+        """The robots with a task that has not ended (the ones worth watching)."""
+        live = (TaskState.PENDING, TaskState.RUNNING)
+        return {s["actor"] for s in self.dispatch.summary().values() if s["state"] in live and s["actor"]}
+
+    def lose(self, actor: str, why: str) -> None:
+        """`actor` is gone: fail what it ran, re-plan what it had not started (see the module doc)."""
+        if actor in self.lost or self._reported:
+            return
+        self.lost.add(actor)
+        moved, failed = self.dispatch.lose(actor, why)
+        for task_id in failed:
+            self._event("failed", task_id, actor, f"{actor} lost: {why}")
+        self._log.warning(f"cfp {self.cfp_id}: {actor} lost ({why}); failed: {', '.join(failed) or 'nothing'}, "
+                          f"to re-plan: {', '.join(moved) or 'nothing'}")
+        if moved:
+            if self._on_replan is not None:
+                self._on_replan(self, moved, actor)
+            placed: list[str] = []
+            if self._replan is not None:
+                try:
+                    placed = self.dispatch.apply(self._replan(self.dispatch.started, actor, time.monotonic() - self._t0))
+                except ValueError as exc:  # the planner found no way: what moved fails below
+                    self._log.warning(f"cfp {self.cfp_id}: re-plan failed: {exc}")
+            for task_id in placed:
+                self._event("reassigned", task_id, self.dispatch.actor(task_id), previous_actor=actor)
+            for task_id in moved:
+                if self.dispatch.state(task_id) == TaskState.UNASSIGNED:
+                    self.dispatch.give_up(task_id, f"{actor} lost and no other robot bid for it")
+                    self._event("failed", task_id, actor, f"{actor} lost and no other robot bid for it")
+        self._pump()
+
     def summary(self) -> dict:
         return {"outcome": self.dispatch.outcome, "tasks": self.dispatch.summary()}
 
     # ------------------------------------------------------------------ goals
 
     def _pump(self) -> None:
-        for task_id, actor in self.dispatch.next_goals():
-            self.dispatch.start(task_id)
-            action = self._executors.get(actor)
-            if not action:
-                self._finished(task_id, False, f"the request names no executor for {actor}")
-                continue
-            client = self._action_client(action)
-            if not client.server_is_ready():
-                self._finished(task_id, False, f"{actor}'s executor action {action} is not available")
-                continue
-            goal = ExecuteNode.Goal(node_json=json.dumps(self._nodes[task_id]))
-            client.send_goal_async(goal).add_done_callback(lambda f, t=task_id, a=action: self._on_goal(t, a, f))
+        """Send every task that may start now. Re-entrant calls (a goal refused at once, a future
+        already done) only ask for another pass, so no task is taken from a stale list twice."""
+        if self._pumping:
+            self._again = True
+            return
+        self._pumping = True
+        try:
+            self._again = True
+            while self._again:
+                self._again = False
+                for task_id, actor in self.dispatch.next_goals():
+                    self._send(task_id, actor)
+        finally:
+            self._pumping = False
         self._maybe_done()
 
+    def _send(self, task_id: str, actor: str) -> None:
+        self.dispatch.start(task_id)
+        action = self.executors.get(actor)
+        if not action:
+            self._finished(task_id, False, f"the request names no executor for {actor}")
+            return
+        client = self._action_client(action)
+        if not client.server_is_ready():
+            self._finished(task_id, False, f"{actor}'s executor action {action} is not available")
+            return
+        goal = ExecuteNode.Goal(node_json=json.dumps(self._nodes[task_id]))
+        client.send_goal_async(goal).add_done_callback(lambda f: self._on_goal(task_id, action, f))
+
     def _on_goal(self, task_id: str, action: str, future) -> None:
+        if self.dispatch.state(task_id) != TaskState.RUNNING:
+            return  # its robot was lost meanwhile: the task is already failed
         try:
             handle = future.result()
         except Exception as exc:  # noqa: BLE001 - the goal never reached the executor
@@ -82,6 +145,8 @@ class TeamRun:
         handle.get_result_async().add_done_callback(lambda f: self._on_result(task_id, action, f))
 
     def _on_result(self, task_id: str, action: str, future) -> None:
+        if self.dispatch.state(task_id) != TaskState.RUNNING:
+            return
         try:
             wrapped = future.result()
         except Exception as exc:  # noqa: BLE001
@@ -108,9 +173,11 @@ class TeamRun:
             self._reported = True
             self._on_done(self)
 
-    def _event(self, kind: str, task_id: str, actor: str | None, detail: str | None = None) -> None:
+    def _event(self, kind: str, task_id: str, actor: str | None, detail: str | None = None,
+               previous_actor: str | None = None) -> None:
         self._emit(events.task_event(kind, task_id, actor, cfp_id=self.cfp_id, source=self._source,
-                                     time_s=time.time(), session=self.session, detail=detail or None))
+                                     time_s=time.time(), session=self.session, detail=detail or None,
+                                     previous_actor=previous_actor))
 
 
 def _deviation_detail(text: str) -> str:
