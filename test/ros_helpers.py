@@ -139,6 +139,20 @@ def device_file_as(tmp, actor_id: str, ops: list[str] | None = None) -> str:
     return str(path)
 
 
+def node_process(parent_pid: int, name: str):
+    """The process of node `name` among `parent_pid`'s descendants (a psutil.Process): a scene
+    started by `cookwala-ros up` runs each node as `... --ros-args -r __node:=<name>`."""
+    import psutil
+
+    for proc in psutil.Process(parent_pid).children(recursive=True):
+        try:
+            if f"__node:={name}" in proc.cmdline():
+                return proc
+        except psutil.NoSuchProcess:
+            continue
+    raise AssertionError(f"no process of node {name!r} under pid {parent_pid}")
+
+
 def stop_processes(procs) -> None:
     """SIGINT every process still running (None entries skipped), then wait; kill what lingers past 10 s."""
     procs = [p for p in procs if p is not None]

@@ -235,15 +235,9 @@ class UpRobot:
 
     def node_process(self, name: str):
         """The process of this robot's node `name` under `up` (a psutil.Process)."""
-        import psutil
+        from ros_helpers import node_process
 
-        for proc in psutil.Process(self.proc.pid).children(recursive=True):
-            try:
-                if f"__node:={name}" in proc.cmdline():
-                    return proc
-            except psutil.NoSuchProcess:
-                continue
-        raise AssertionError(f"{self.namespace}: no process of node {name!r} under up (pid {self.proc.pid})")
+        return node_process(self.proc.pid, name)
 
     def wait_http(self, timeout: float = 120.0) -> None:
         deadline = time.monotonic() + timeout

@@ -21,7 +21,7 @@ import time
 import httpx
 import psutil
 
-from ros_helpers import sent_at
+from ros_helpers import node_process, sent_at
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 WATER = REPO / "test" / "e2e" / "data" / "recipes" / "e2e-water-simmer.cookwala.json"
@@ -65,13 +65,7 @@ class UpScene:
             time.sleep(0.05)
 
     def node_process(self, name: str) -> psutil.Process:
-        for proc in psutil.Process(self.proc.pid).children(recursive=True):
-            try:
-                if f"__node:={name}" in proc.cmdline():
-                    return proc
-            except psutil.NoSuchProcess:
-                continue
-        raise AssertionError(f"no process of node {name!r} under up (pid {self.proc.pid})")
+        return node_process(self.proc.pid, name)
 
     def stop(self, timeout: float = 40.0) -> int:
         """Ctrl-C: the supervisor stops the scene in its stop order."""
