@@ -84,8 +84,9 @@ PARAMETERS = (
               minimum=0.0),
     ParamSpec("solver", "auto", "Team planner: auto (CP-SAT when OR-Tools imports, else greedy), cp-sat or greedy.",
               choices=SOLVERS),
-    ParamSpec("robot_lease_s", 10.0, "Liveliness lease asked of a winner's executor heartbeat [s]; it must be at "
-              "least the executor's own heartbeat_lease_s (the executor's lease decides when it counts as lost).",
+    ParamSpec("robot_lease_s", 1.0, "Liveliness lease of a winner's executor heartbeat [s]: the executors' own "
+              "heartbeat_lease_s (the kitchen scene's 1 s). A robot is lost this long after its last sign of life; "
+              "an executor offering a longer lease does not match (logged as an incompatible QoS).",
               minimum=0.0, exclusive_minimum=True),
 )
 
@@ -326,7 +327,11 @@ class CoordinatorNode(LeanEndpoints, Node):
             return
         self._heartbeats[topic] = self.create_subscription(
             Heartbeat, topic, lambda msg: None, qos.heartbeat(self.robot_lease_s), callback_group=self._group,
-            event_callbacks=SubscriptionEventCallbacks(liveliness=lambda info, t=topic: self._on_liveliness(t, info)))
+            event_callbacks=SubscriptionEventCallbacks(
+                liveliness=lambda info, t=topic: self._on_liveliness(t, info),
+                incompatible_qos=lambda info, t=topic: self.get_logger().warning(
+                    f"{t}: the executor's heartbeat offers a longer liveliness lease than robot_lease_s "
+                    f"{self.robot_lease_s:g} s: it is not watched, a lost robot goes unnoticed")))
 
     def _on_liveliness(self, topic: str, info) -> None:
         if info.alive_count > 0 or info.not_alive_count_change <= 0:
