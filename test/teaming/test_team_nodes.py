@@ -205,3 +205,28 @@ def test_malformed_input_is_ignored_or_refused_and_nothing_stops(kitchen):
     kitchen.request_pub.publish(String(data="{not json"))  # no requestId: logged, answered without one
     answer = kitchen.plan(RECIPE)  # the team nodes and the coordinator still answer
     assert answer["accepted"] is True and answer["closedBy"] == "all_answered"
+
+
+def test_a_cfp_past_its_deadline_is_not_answered(kitchen):
+    """A call whose deadline has passed gets no bids or declines; the same call with a deadline
+    ahead, sent after it on the same topic, gets every robot's answers (so the first was read)."""
+    import time
+
+    from builtin_interfaces.msg import Time
+
+    from cookwala_ros.core.timestamps import rfc3339
+    from cookwala_ros.ros.team import wire
+    from cookwala_ros.teaming.types import CallForProposals, Task
+
+    task = Task("late#n1", "cw.op.cut", 60.0)
+    late = CallForProposals("cfp:late:past", "test", (task,), rfc3339(time.time() - 60))
+    timely = CallForProposals("cfp:late:ahead", "test", (task,), rfc3339(time.time() + 60))
+    for call in (late, timely):
+        kitchen.cfp_pub.publish(wire.cfp_msg(call, Time()))
+
+    def answered(cfp_id: str) -> list[dict]:
+        return [e for e in list(kitchen.events)
+                if e["subject"] == cfp_id and e["type"] in ("cookwala.team.bid", "cookwala.team.decline")]
+
+    assert kitchen.ros.wait_for(lambda: len(answered(timely.cfp_id)) == 3, timeout=TIMEOUT_S), answered(timely.cfp_id)
+    assert answered(late.cfp_id) == []

@@ -5,8 +5,9 @@ Started in the robot's namespace like its other nodes, it reads the robot's devi
 document and listens to the kitchen-wide `/cookwala/team/cfp`. Every task of a cfp gets one
 TeamBid (`/cookwala/team/bid`) or one TeamDecline with its reason (`/cookwala/team/decline`),
 judged by `teaming.bidder.answer_cfp` (the executor's own pre-start checks). Parameter
-`human_present` (may be set while running) lifts the presence declines. A malformed cfp is
-logged and ignored. A bad device file stops the node at start with a message naming the key.
+`human_present` (may be set while running) lifts the presence declines. A malformed cfp, or one
+whose deadline has passed, is logged and not answered. A bad device file stops the node at
+start with a message naming the key.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from cookwala_ros.ros.node_main import run_node
 from cookwala_ros.ros.params import ParamSpec, declare_parameters, reject_invalid
 from cookwala_ros.ros.team import wire
 from cookwala_ros.teaming import events
+from cookwala_ros.teaming.auction import deadline_seconds
 from cookwala_ros.teaming.bidder import answer_cfp
 from cookwala_ros.teaming.types import Bid
 
@@ -57,6 +59,12 @@ class TeamNode(LeanEndpoints, Node):
     def _on_cfp(self, msg: TeamCfp) -> None:
         try:
             cfp = wire.cfp_from_msg(msg)
+            deadline_s = deadline_seconds(cfp.deadline)
+            if deadline_s is not None and time.time() >= deadline_s:
+                # the caller's auction ignores answers after its deadline: answering would only add load
+                self.get_logger().info(f"cfp {cfp.cfp_id} from {cfp.from_id}: its deadline {cfp.deadline} has "
+                                       "passed, not answered")
+                return
             answers = answer_cfp(cfp, self.capabilities, actor_id=self.actor_id,
                                  human_present=bool(self.get_parameter("human_present").value))
         except (ValueError, TypeError, KeyError, AttributeError) as exc:  # never let a sender stop this node
