@@ -130,6 +130,15 @@ class RobotWatch:
     def state_label(self) -> str:
         return self.status.state_label if self.status is not None else "none"
 
+    def describe_monitor(self) -> str:
+        """The monitor's state with its last stop, for a failing test's message."""
+        s = self.status
+        if s is None:
+            return "none"
+        return (f"{s.state_label}; last trigger {s.last_trigger or '-'}: {s.last_trigger_detail or '-'}; "
+                f"halt {s.last_halt_command_latency_s:.3f} s, standstill {s.last_standstill_latency_s:.3f} s, "
+                f"0 W {s.last_heat_off_latency_s:.3f} s")
+
     def power_since(self, t: float) -> list[float]:
         with self.lock:
             return [p for at, p in self.power if at >= t]
@@ -138,7 +147,7 @@ class RobotWatch:
         deadline = time.monotonic() + timeout
         while not predicate():
             assert time.monotonic() < deadline, f"{self.namespace or '/'}: {what}: not within {timeout} s " \
-                f"(monitor {self.state_label})"
+                f"(monitor {self.describe_monitor()})"
             time.sleep(0.01)
 
     def armed_before_cooking(self, timeout: float = 90.0) -> None:

@@ -190,6 +190,22 @@ def test_re_sent_halts_keep_the_rest_point_of_the_first():
     assert replanned.positions == tuple(moved[n] for n in NAMES)
 
 
+def test_a_late_state_from_while_the_arm_braked_does_not_start_a_new_plan():
+    """The plan has run out, but the only joint state at hand was measured while the arm still
+    braked (away from the rest point, moving): it says nothing about where the arm is now, and a
+    new plan from it would send a resting arm on."""
+    plan = HaltPlan(HOLD)
+    q, v = dict(zip(NAMES, [0.0] * N)), dict(zip(NAMES, [2.0] + [0.0] * (N - 1)))
+    first = plan.halt(q, v, 0.0, now_s=10.0).points[0]
+    braking = dict(zip(NAMES, first.positions), shoulder_pan_joint=first.positions[0] - 0.1)
+    after = 10.0 + first.time_from_start + 0.05
+    late = plan.halt(braking, v, after - 10.02, now_s=after).points[0]  # measured 0.02 s into the plan
+    assert late.positions == first.positions and late.time_from_start == HOLD_MIN_TIME_S
+    # measured after the plan ran out and still away: somebody moved it, a new plan from there
+    moved = plan.halt(braking, None, 0.01, now_s=after + 0.05).points[0]
+    assert moved.positions == tuple(braking[n] for n in NAMES)
+
+
 def test_re_sends_are_timed_on_the_steady_clock_where_the_caller_has_one():
     """The monitor re-sends every 0.1 s of steady time; at a real-time factor of 20 that is 2 s of
     sim time, which alone would make every re-send a new plan (NEW_PLAN_AFTER_S)."""
