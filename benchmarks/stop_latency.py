@@ -579,6 +579,9 @@ def main() -> int:
         NORMAL_PREFIX[:] = ["nice", "-n", str(-args.nice)]
     os.environ.setdefault("ROS_DOMAIN_ID", str(40 + os.getpid() % 50))
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    from cookwala_ros.bringup.dds_profile import use_default_profile
+
+    use_default_profile(os.environ)  # the DDS profile the scenes run with (the loopback one), for every process
     log_dir = tempfile.mkdtemp(prefix="stop-latency-")
     os.environ.setdefault("ROS_LOG_DIR", log_dir)
     print(f"stop latency: {args.repeats} stops per condition, ROS_DOMAIN_ID {os.environ['ROS_DOMAIN_ID']}, "

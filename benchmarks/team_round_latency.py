@@ -18,7 +18,6 @@ import json
 import os
 import pathlib
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -26,6 +25,7 @@ import time
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "test"))  # start_ros_module and stop_processes (ros_helpers)
 
 OPS = ("cw.op.cut", "cw.op.saute", "cw.op.simmer")
 
@@ -35,14 +35,6 @@ def recipe(n_tasks: int) -> dict:
     nodes = [{"id": f"n{i}", "op": OPS[i % len(OPS)], "inputs": [f"x{i}"], "output": f"x{i + 1}",
               "until": {"minTime": "PT2M"}} for i in range(n_tasks)]
     return {"cookwala": "0.2.0", "id": f"bench{n_tasks}", "process": {"nodes": nodes}}
-
-
-def start(module: str, params: dict, namespace: str = "") -> subprocess.Popen:
-    args = ["--ros-args", *(["-r", f"__ns:={namespace}"] if namespace else [])]
-    for key, value in params.items():
-        args += ["-p", f"{key}:={value}"]
-    return subprocess.Popen([sys.executable, "-c", f"import sys; from {module} import main; sys.exit(main())", *args],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def main() -> int:
@@ -65,6 +57,7 @@ def main() -> int:
 
     from cookwala_msgs.msg import TeamCfp
     from cookwala_ros.ros import names, qos
+    from ros_helpers import start_ros_module, stop_processes
 
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="team-bench-"))
     shipped = yaml.safe_load((REPO / "config" / "device.yaml").read_text(encoding="utf-8"))
@@ -73,9 +66,9 @@ def main() -> int:
     for i, actor in enumerate(actors):
         device = tmp / f"robot{i}.yaml"
         device.write_text(yaml.safe_dump({**shipped, "device": {**shipped["device"], "id": actor}, "ops": list(OPS)}))
-        procs.append(start("cookwala_ros.ros.team.team_node", {"device_file": device, "human_present": "true"},
-                           f"/robot{i}"))
-    procs.append(start("cookwala_ros.ros.team.coordinator_node", {"window_s": args.window}))
+        procs.append(start_ros_module("cookwala_ros.ros.team.team_node", {"device_file": device, "human_present": True},
+                                      f"/robot{i}"))
+    procs.append(start_ros_module("cookwala_ros.ros.team.coordinator_node", {"window_s": args.window}))
 
     rclpy.init()
     node = rclpy.create_node("team_bench")
@@ -140,13 +133,7 @@ def main() -> int:
             print(f"| {n_tasks} | {p50:.1f} | {p99:.1f} | {max(latencies, default=float('nan')):.1f} | "
                   f"{closed['all_answered']} | {closed['deadline']} | {closed[None]} |")
     finally:
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        stop_processes(procs)
         executor.shutdown()
         spinner.join(timeout=5)
         node.destroy_node()
