@@ -8,7 +8,7 @@ fire the input while the hob delivers power and the arm moves (10 by default). A
 reports 0 W within 1 s and the arm is still within 0.5 s (and the monitor verifies both), and
 from then on until the reset no HeaterCommand asks for heat and no trajectory other than a halt
 appears, whoever sends it. A failure lists every violating trial (what, from which node, how
-late). `COOKWALA_STOP_TRIALS` raises the count (never below 10); figures: benchmarks/stop_holds.py.
+late). They run in `make test`; `COOKWALA_STOP_TRIALS` only raises the count (never below 10); figures: benchmarks/stop_holds.py.
 """
 
 from __future__ import annotations
@@ -22,19 +22,10 @@ from stop_trials import INPUTS, RECIPE, RTF, GuardedKitchen, StopTrials, summary
 
 MIN_TRIALS = 10  # per stop input (issue 22); the >= 50 of issue 16 is the benchmark's
 TRIALS = max(MIN_TRIALS, int(os.environ.get("COOKWALA_STOP_TRIALS") or MIN_TRIALS))
-# Opt-in while issue 16 is open on this point. Fixed: the arm moving again after the halt (the
-# monitor timed its halt re-sends in sim time: HaltPlan, steady clock), the monitor faulting on a
-# 0 W state after an early verification (heat is back only when the hob reports power), and the
-# first cook after a reset stopped by the old stop's heat cut (the executor missed the stopped
-# status between two armed ones). Still open: on the loopback DDS profile (no shared-memory
-# freezes) one clean-clone run passed all 50 trials and the next failed 6 of 50 (presence 2,
-# limit 4, 7 Dec): each time the monitor's re-sent halt 100-150 ms after the trigger was a new
-# braking plan (0.12 s) to a rest point 0.06-0.23 rad from where braking brings the arm by the
-# joint states the observer had, i.e. planned from a state older than the observer's, while the
-# arm was still moving (standstill at 175-292 ms). A fault to fix, not to retry.
-OPT_IN = pytest.mark.skipif(not os.environ.get("COOKWALA_STOP_TRIALS"),
-                            reason="stop trials are opt-in while issue 16 is open: set COOKWALA_STOP_TRIALS=10 "
-                                   "(or run benchmarks/stop_holds.py)")
+# These trials were opt-in until 7 Dec: a clean-clone run failed 6 of 50 (presence 2, limit 4) when
+# the monitor's re-sent halt, 100-150 ms after the trigger, was a new braking plan from a joint state
+# measured while the arm still braked, and sent the resting arm on by 0.06-0.23 rad. HaltPlan now
+# keeps its rest point while the state at hand predates the plan's end (test_jtc_contract).
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +43,6 @@ def stop_trials():
         kitchen.stop()
 
 
-@OPT_IN
 @pytest.mark.slow
 @pytest.mark.timeout(120 + TRIALS * 12)  # a cap for a loaded host; an idle one needs ~1.3 s a trial
 @pytest.mark.parametrize("stop_input", INPUTS)
