@@ -213,7 +213,7 @@ class UpRobot:
     """`cookwala-ros up kitchen` for one robot, in the background (its nodes die with it)."""
 
     def __init__(self, tmp: pathlib.Path, namespace: str, *, rtf: float, with_clock: bool,
-                 recipes: tuple[pathlib.Path, ...] = (WATER,), extra: tuple[str, ...] = ()):
+                 recipes: tuple[pathlib.Path, ...] = (WATER,), extra: tuple[str, ...] = (), clock: str = "rtf"):
         import shutil
         import subprocess
         import sys
@@ -228,7 +228,7 @@ class UpRobot:
             shutil.copy(recipe, library / recipe.name)
         self.log_path = tmp / "up.log"
         self._log = open(self.log_path, "w")  # noqa: SIM115 - closed in close()
-        args = ["up", "kitchen", "--rtf", str(rtf), "--arg", f"clock_rate_hz={rtf * 10:g}",
+        args = ["up", "kitchen", "--rtf", str(rtf), "--arg", f"clock_rate_hz={rtf * 10:g}", "--arg", f"clock={clock}",
                 "--arg", f"namespace={namespace}", "--arg", f"with_clock={'true' if with_clock else 'false'}",
                 "--arg", f"http_port={self.http_port}", "--arg", f"data_dir={tmp / 'data'}",
                 "--arg", f"state_dir={tmp / 'latch'}", *extra]

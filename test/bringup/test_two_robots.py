@@ -8,7 +8,8 @@ through its own monitor halts A only: B's monitor stays armed, nothing stops B's
 completes. The two cook one recipe together (issue 11): a team node per robot bids, a
 coordinator awards and sends each node as an ExecuteNode goal to its winner's executor in
 precedence order. The kitchen e-stop (/cookwala/estop) halts both: each monitor cuts its own hob
-within the 1 s heat deadline (steady clock).
+within the 1 s heat deadline (steady clock). Both kitchens run in lock-step on robot_a's /clock
+(issue 22: both robots' sims and executors step it) with the shipped leases and timeouts.
 """
 
 from __future__ import annotations
@@ -31,23 +32,18 @@ from ros_helpers import device_file_as, start_ros_module, stop_processes
 
 ACTORS = {"robot_a": "cwros:robot-a", "robot_b": "cwros:robot-b"}
 
-RTF = 20.0
+RTF = 20.0  # a ceiling: in lock-step /clock waits for both robots' sims and executors (issue 22)
 HEAT_DEADLINE_S = 1.0  # CORE §6.2
-# Two kitchens' nodes on a 2-core CI host: staleness and lease settings with room for a late
-# callback, so the test is about which robot stops, not about a starved timer. The deadline above
-# stays the standard's.
-LOADED_HOST = ("--arg", "heartbeat_lease_s=2.0", "--arg", "heater_state_timeout_s=2.0",
-               "--arg", "joint_state_timeout_s=2.0", "--set", "executor.safety_status_timeout_s=2.0")
 
 
 @pytest.fixture(scope="module")
 def robots(tmp_path_factory):
     devices = tmp_path_factory.mktemp("devices")
     device = {ns: ("--arg", f"device_file={device_file_as(devices, actor)}") for ns, actor in ACTORS.items()}
-    a = UpRobot(tmp_path_factory.mktemp("robot_a"), "robot_a", rtf=RTF, with_clock=True,
-                extra=LOADED_HOST + device["robot_a"])
-    b = UpRobot(tmp_path_factory.mktemp("robot_b"), "robot_b", rtf=RTF, with_clock=False,
-                extra=LOADED_HOST + device["robot_b"])
+    a = UpRobot(tmp_path_factory.mktemp("robot_a"), "robot_a", rtf=RTF, with_clock=True, clock="lockstep",
+                extra=device["robot_a"])
+    b = UpRobot(tmp_path_factory.mktemp("robot_b"), "robot_b", rtf=RTF, with_clock=False, clock="lockstep",
+                extra=device["robot_b"])
     watches = []
     try:
         watches = [RobotWatch("robot_a", name="watch_a"), RobotWatch("robot_b", name="watch_b")]
@@ -193,7 +189,7 @@ def team_nodes(watch: RobotWatch, tmp_path):
     procs = [start_ros_module("cookwala_ros.ros.team.team_node", {"device_file": device_file_as(tmp_path, actor)},
                               f"/{ns}") for ns, actor in ACTORS.items()]
     procs.append(start_ros_module("cookwala_ros.ros.team.coordinator_node",
-                                  {"window_s": 30.0, "robot_lease_s": 2.0}))  # the executors' lease here
+                                  {"window_s": 30.0}))  # robot_lease_s: the executors' own 1 s
     team = TeamWatch(watch)
     try:
         watch.wait(team.matched, 60.0, "a coordinator")
@@ -303,7 +299,7 @@ def test_a_robot_lost_mid_plan_hands_its_unstarted_task_to_the_other(robots, tmp
         reassigned = [e for _, e in team.task_events(plan["cfpId"]) if e["type"] == "cookwala.task.reassigned"]
         moved_at = next(t for t, e in team.task_events(plan["cfpId"]) if e["type"] == "cookwala.task.reassigned")
         print(f"executor SIGKILL -> {waiting} reassigned after {moved_at - killed_at:.2f} s "
-              "(the executor's heartbeat lease here: 2 s)")  # a figure, not a bound: the lease decides
+              "(the executor's heartbeat lease: 1 s)")  # a figure, not a bound: the lease decides
         assert [(e["subject"], e["data"]["assignee"]["id"]) for e in reassigned] == [(waiting, survivor)]
         for event in (replanned, *reassigned):
             assert schemas.validate(event, "CloudEvent") == [], event
