@@ -59,10 +59,31 @@ def node_parameters(node) -> dict:
     return merged
 
 
-def test_declares_scene_manifest_use_sim_time_and_rtf_arguments():
+def test_show_args_lists_every_argument_of_every_shipped_scene():
     description = load_launch_file().generate_launch_description()
-    names = {arg.name for arg in description.get_launch_arguments()}
-    assert {"scene", "manifest", "use_sim_time", "real_time_factor", "device_file", "namespace"} <= names
+    declared = {arg.name: arg for arg in description.get_launch_arguments()}
+    assert {"scene", "manifest", "use_sim_time"} <= set(declared)
+    for scene in bringup.available_scenes():
+        for name in bringup.load_manifest(scene).arguments:
+            assert name in declared, f"{scene}: {name} not in --show-args"
+            assert declared[name].default_value and declared[name].description
+    assert "kitchen: 8080" in declared["http_port"].description  # which scene has it, with its default
+
+
+@pytest.mark.parametrize("given, message", [
+    ({"scene": "kitchen", "htp_port": "1234"}, "unknown argument 'htp_port' for scene 'kitchen': did you mean 'http_port'?"),
+    ({"real_time_factr": "5"}, "did you mean 'real_time_factor'?"),
+    ({"http_port": "8081"}, "argument 'http_port' is not one of scene 'sim_kitchen'"),  # the kitchen's, not this one's
+])
+def test_a_misspelt_or_foreign_argument_stops_the_launch_naming_it(given, message):
+    with pytest.raises(bringup.ManifestError) as caught:
+        nodes_for(**given)
+    assert message in str(caught.value)
+    assert "its arguments: " in str(caught.value)
+
+
+def test_configurations_of_an_including_launch_file_are_left_alone():
+    assert nodes_for(scene="kitchen", robot_model="ur5e", gui="false")  # nothing like a scene argument
 
 
 def test_builds_one_node_per_manifest_entry():
