@@ -85,8 +85,8 @@ def test_sample_soup_completes_through_the_action(library, soup):
 def test_pot_sim_puts_in_the_pot_what_each_heat_step_heats(library, soup):
     """The executor has no simulator parameter: pot_sim follows its status and log, reads the
     recipe from the same library and sets the sim hob's contents (core.pot, as the engine assumes)."""
-    procs = start_kitchen(real_time_factor=40.0, data_dir=library)
-    procs.append(start_executor(library))
+    procs = start_kitchen(real_time_factor=40.0, data_dir=library, clock="lockstep")
+    procs.append(start_executor(library, clock_mode="lockstep"))
     try:
         with RosHarness() as ros:
             client = Client(ros)
@@ -113,8 +113,8 @@ def test_pot_sim_puts_in_the_pot_what_each_heat_step_heats(library, soup):
 
 @pytest.mark.timeout(120)
 def test_sigkill_mid_simmer_then_restart_reads_failed_with_log_and_events(library):
-    kitchen = start_kitchen(real_time_factor=20.0)
-    executor = start_executor(library)
+    kitchen = start_kitchen(real_time_factor=20.0, clock="lockstep")
+    executor = start_executor(library, clock_mode="lockstep")
     restarted = None
     try:
         with RosHarness() as ros:
@@ -129,7 +129,7 @@ def test_sigkill_mid_simmer_then_restart_reads_failed_with_log_and_events(librar
             seen_before = client.execution_events(execution_id)
             executor.send_signal(signal.SIGKILL)
             executor.wait(10)
-            restarted = start_executor(library)
+            restarted = start_executor(library, clock_mode="lockstep")
             status = client.call(client.get_execution, __import__("cookwala_msgs.srv").srv.GetExecution.Request(
                 execution_id=execution_id), timeout=30)
             status = json.loads(status.status.status_json)
@@ -157,8 +157,8 @@ def test_sigkill_mid_simmer_then_restart_reads_failed_with_log_and_events(librar
 
 @pytest.mark.timeout(90)
 def test_goal_fields_must_agree_and_refusals_come_back_as_results(library, soup):
-    procs = start_kitchen(real_time_factor=5.0)
-    procs.append(start_executor(library))
+    procs = start_kitchen(real_time_factor=5.0, clock="lockstep")
+    procs.append(start_executor(library, clock_mode="lockstep"))
     try:
         with RosHarness() as ros:
             client = Client(ros)
@@ -211,8 +211,8 @@ def test_goal_fields_must_agree_and_refusals_come_back_as_results(library, soup)
 
 @pytest.mark.timeout(120)
 def test_execute_node_runs_one_simmer_node(library):
-    procs = start_kitchen(real_time_factor=60.0)
-    procs.append(start_executor(library))
+    procs = start_kitchen(real_time_factor=60.0, clock="lockstep")
+    procs.append(start_executor(library, clock_mode="lockstep"))
     try:
         with RosHarness() as ros:
             client = Client(ros)

@@ -82,8 +82,8 @@ def incidents(client: Client) -> list[dict]:
 @pytest.mark.timeout(180)
 def test_a_monitor_is_required_armed_before_and_while_cooking(library):
     data, recipe = library
-    procs = start_kitchen(real_time_factor=20.0)
-    procs.append(start_executor(data, safety_monitor_node=MONITOR))
+    procs = start_kitchen(real_time_factor=20.0, clock="lockstep")
+    procs.append(start_executor(data, safety_monitor_node=MONITOR, clock_mode="lockstep"))
     try:
         with RosHarness() as ros:
             client = Client(ros)

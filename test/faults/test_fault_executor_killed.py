@@ -33,7 +33,7 @@ from cookwala_ros.core import schemas  # noqa: E402
 from cookwala_ros.core.execution_log import TRACE_FIELD  # noqa: E402
 from cookwala_ros.http.server import free_port  # noqa: E402
 
-RTF = 10.0
+RTF = 10.0  # in lock-step (issue 22) a ceiling; the deadlines below are steady-clock ones
 FINAL = ("completed", "stopped", "refused", "failed")
 
 
@@ -46,7 +46,7 @@ def closing():
 
 
 def scene_args(tmp_path, port: int, lease_s: float | None) -> list[str]:
-    args = ["kitchen", "--rtf", f"{RTF:g}", "--arg", f"state_dir={tmp_path / 'state'}",
+    args = ["kitchen", "--rtf", f"{RTF:g}", "--arg", "clock=lockstep", "--arg", f"state_dir={tmp_path / 'state'}",
             "--arg", f"http_port={port}", "--arg", f"data_dir={tmp_path / 'data'}", "--grace-s", "6"]
     if lease_s is not None:
         args += ["--arg", f"heartbeat_lease_s={lease_s}"]
