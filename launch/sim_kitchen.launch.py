@@ -9,10 +9,10 @@ The nodes, parameters and remappings come from config/bringup/<scene>.yaml, read
 declares can be given as `NAME:=VALUE`; `--show-args` lists every argument of the shipped scenes
 (empty = the scene's default). An argument the chosen scene does not have, or a near miss of one
 (`htp_port:=8080`), stops the launch with a message naming it and the scene's arguments; other
-launch configurations (those of a launch file that includes this one) are left alone. A node with `on_exit: shutdown` shuts the launch down
-when it exits; one with `on_exit: continue` is only logged, with the `cookwala-ros up --only`
-line that restarts it, and the rest of the scene keeps running (so the safety monitor outlives
-the executor it guards).
+launch configurations (those of a launch file that includes this one) are left alone. A node
+with `on_exit: shutdown` shuts the launch down when it exits; one with `on_exit: continue` is
+only logged, with the `cookwala-ros up --only` line that restarts it, and the rest of the scene
+keeps running (so the safety monitor outlives the executor it guards).
 
 `stop_order` is not mirrored: launch sends SIGINT to every node at once on shutdown. Where the
 order matters (the monitor's halt reaching live controllers), use `cookwala-ros up`, or stop the

@@ -214,9 +214,10 @@ class HaltPlan:
     (or one NEW_PLAN_AFTER_S after the previous) plans the rest point; later ones keep it, with
     the time left of that plan, then as a plain hold once the plan has run out. A plan that ran
     out with the arm away from its rest point (someone moved it) is replaced by a new one from
-    the measurement, but only a measurement taken after the plan ran out tells that: one from while
-    the arm still braked (a late joint state) is away from the rest point and moving, and a new
-    plan from it sent a resting arm on by up to 0.23 rad (stop trials). Plan times are the caller's ROS time, the clock the arm runs on; the gap
+    the measurement, but only a measurement taken after the plan ran out tells that: one from
+    while the arm still braked (a late joint state) is away from the rest point and moving, and a
+    new plan from it sent a resting arm on by up to 0.23 rad (stop trials). Plan times are the
+    caller's ROS time, the clock the arm runs on; the gap
     between re-sends is the caller's steady clock (`steady_s`) where it has one: the monitor
     re-sends every 0.1 s of steady time, which is 2 s of sim time at a real-time factor of 20,
     and a gap read in sim time made every re-send a new plan from a braking arm's state.

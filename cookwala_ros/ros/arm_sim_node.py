@@ -208,6 +208,8 @@ class ArmSimNode(LeanEndpoints, Node):
                 self.get_logger().error(f"rejected trajectory: {exc}")
                 return
             self._publish()  # the state at the moment the command took effect
+        if accepted and self.stepper is not None:
+            self.stepper.wake()  # lock-step: a resting arm asked to be stepped seconds from now; it moves now
         if not accepted:
             self.get_logger().debug("trajectory dropped (fault.ignore_commands)")
 

@@ -156,6 +156,7 @@ class HeaterSimNode(LeanEndpoints, Node):
         self.dead_man_cuts = 0  # how often the dead-man cut the hob (tests, diagnostics)
         self._safety_hold_s = values["safety_hold_s"]
         self._safety_source = values["safety_source"]
+        self._commanded_by = ""  # the source of the command that set the mode (HeaterState.commanded_by)
         self._safety_hold_until = -math.inf  # steady clock
         self.ignored_during_hold = 0  # heat commands the safety priority dropped (tests, diagnostics)
         self._dead_man_timer = None
@@ -223,6 +224,7 @@ class HeaterSimNode(LeanEndpoints, Node):
         state.on = snap.on
         state.power_w = snap.power_w
         state.commanded_mode = int(snap.commanded_mode)
+        state.commanded_by = self._commanded_by
         state.medium = snap.medium
         state.medium_mass_kg = snap.medium_mass_kg
         state.medium_temp_c = snap.medium_temp_c
@@ -259,7 +261,10 @@ class HeaterSimNode(LeanEndpoints, Node):
                 self.get_logger().error(f"rejected heater command from {msg.source or 'unknown'}: {exc}")
                 return
             self._last_command = time.monotonic()
+            self._commanded_by = msg.source
             self._publish()
+        if self.stepper is not None and not self._idle():
+            self.stepper.wake()  # lock-step: an idle hob asked to be stepped seconds from now; it heats now
 
     def _on_dead_man(self) -> None:
         silent_s = time.monotonic() - self._last_command
@@ -274,6 +279,7 @@ class HeaterSimNode(LeanEndpoints, Node):
             detail = (f"dead-man: no HeaterCommand for {silent_s:.2f} s (command_timeout_s "
                       f"{self._command_timeout_s:g}): cut to 0 W")
             if self.heater.cut_for_silence(detail):  # once per occurrence: it is OFF afterwards
+                self._commanded_by = NODE_NAME  # the hob's own cut, nobody's command
                 self.dead_man_cuts += 1
                 self.get_logger().warning(detail)
                 self._publish()

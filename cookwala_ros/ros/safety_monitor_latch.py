@@ -5,14 +5,11 @@ path), removed on a successful local reset. The file format is `cookwala_ros.saf
 
 from __future__ import annotations
 
-import datetime
 import os
+import time
 
+from cookwala_ros.core.timestamps import rfc3339
 from cookwala_ros.safety import latch as latch_file
-
-
-def _rfc3339_now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 class LatchPersistence:
@@ -52,7 +49,7 @@ class LatchPersistence:
             trigger, reason = self._latched.trigger, self._latched.reason  # keep the original cause
         try:
             latch_file.write(state_dir, latch_file.Latch(arbiter.state, trigger, reason, arbiter.active_triggers,
-                                                         _rfc3339_now()))
+                                                         rfc3339(time.time())))
             self._persisted_key = key
         except OSError as exc:
             self.get_logger().error(f"cannot persist the latched stop in {state_dir}: {exc}")

@@ -35,7 +35,6 @@ halt (a fault), a latch persisted in `state_dir`, and a halt on SIGINT/SIGTERM b
 
 from __future__ import annotations
 
-import datetime
 import functools
 import json
 import math
@@ -86,6 +85,7 @@ from cookwala_ros.ros.spinner import Spinner
 from cookwala_ros.ros.safety_gate import CommandGate
 from cookwala_ros.ros.safety_report import diagnostics, status_msg
 from cookwala_ros.robot.joint_trajectory import HaltPlan, HoldBuilder
+from cookwala_ros.core.timestamps import rfc3339
 from cookwala_ros.safety import incidents
 from cookwala_ros.safety import latch as latch_file
 from cookwala_ros.safety.device_rules import JointLimit
@@ -121,10 +121,6 @@ def _fail_safe(callback):
             return args[-1] if len(args) == 2 else None  # a service callback returns its response
 
     return guarded
-
-
-def _rfc3339_now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 class SafetyMonitorNode(LatchPersistence, MonitorLifecycle, LeanEndpoints, LifecycleNode):
@@ -358,7 +354,8 @@ class SafetyMonitorNode(LatchPersistence, MonitorLifecycle, LeanEndpoints, Lifec
             medium_temp_c=msg.medium_temp_c if msg.medium_sensor_ok else nan,
             pan_surface_temp_c=msg.pan_surface_temp_c if msg.pan_sensor_ok else nan,
             reported_welded=msg.fault == HeaterState.FAULT_RELAY_WELDED, medium_mass_kg=msg.medium_mass_kg,
-            stamp_s=msg.stamp.sec + msg.stamp.nanosec * 1e-9)
+            stamp_s=msg.stamp.sec + msg.stamp.nanosec * 1e-9,
+            halt_obeyed=(msg.commanded_by == names.MONITOR_HEAT_SOURCE) if msg.commanded_by else None)
         self._after(self.monitor.on_heater(reading, time.monotonic()))
 
     @_fail_safe
@@ -538,7 +535,7 @@ class SafetyMonitorNode(LatchPersistence, MonitorLifecycle, LeanEndpoints, Lifec
         self._event_seq += 1
         device = self._p("device_id")
         event = incidents.cloud_event(kind, data, event_id=str(uuid.uuid4()), source=f"urn:cookwala:device:{device}",
-                                      time=_rfc3339_now(), seq=self._event_seq, subject=device)
+                                      time=rfc3339(time.time()), seq=self._event_seq, subject=device)
         self._event_pub.publish(Event(
             specversion="1.0", id=event["id"], source=event["source"], type=event["type"], subject=device,
             time=event["time"], cookwalaseq=self._event_seq, cookwalalatency="local_safety",

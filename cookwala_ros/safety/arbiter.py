@@ -144,13 +144,14 @@ class Arbiter:
             ep.standstill_latency_s = since - ep.started_at
             self.changes += 1
 
-    def observe_heat(self, off: bool, now: float, delivered: bool | None = None) -> None:
-        """`off`: commanded off and at 0 W (verifies the stop). `delivered`: power above 0 W, whatever
-        the mode (re-energising; default: not off)."""
+    def observe_heat(self, off: bool, now: float, delivered: bool | None = None, verifies: bool = True) -> None:
+        """`off`: commanded off and at 0 W (the kitchen is halted for a reset). `delivered`: power
+        above 0 W, whatever the mode (re-energising; default: not off). `verifies`: this off may
+        verify the stop (False: an off the hob obeys from someone other than the monitor)."""
         self._heat_off = off
         self._heat_delivered = (not off) if delivered is None else delivered
         ep = self.episode
-        if off and ep is not None and math.isnan(ep.heat_off_latency_s) and now >= ep.started_at:
+        if off and verifies and ep is not None and math.isnan(ep.heat_off_latency_s) and now >= ep.started_at:
             ep.heat_off_latency_s = now - ep.started_at
             self.changes += 1
 

@@ -75,6 +75,8 @@ class HeaterReading:
     reported_welded: bool = False
     medium_mass_kg: float = math.nan  # NaN: unknown (no energy check)
     stamp_s: float = math.nan  # the state's stamp on the hob's clock [s]; NaN: no energy check
+    # The hob obeys the monitor's own OFF (HeaterState.commanded_by); None: the hob does not say
+    halt_obeyed: bool | None = None
 
 
 @dataclass
@@ -216,7 +218,13 @@ class Monitor:
         # halt (a regulating executor at 0 W) is no verification, and heat that a command still in
         # flight brings back would then look like power after the stop
         delivered = reading.power_w > self.config.heat_off_power_w
-        self.arbiter.observe_heat(reading.commanded_off and not delivered, now, delivered)
+        # A hob that names whom it obeys verifies the stop only once it obeys the monitor's OFF: a
+        # 0 W state under the executor's own regulation OFF, with an executor ON still in flight
+        # behind it, verified a stop early and made the ON that followed look like heat coming
+        # back (a monitor fault the wire did not show; stop trials, 1 of 50)
+        # (it is still 0 W for a reset: the executor's own OFFs pass the gate while stopped)
+        self.arbiter.observe_heat(reading.commanded_off and not delivered, now, delivered,
+                                  verifies=reading.halt_obeyed is not False)
         temps = {reading.medium: reading.medium_temp_c, "pan_surface": reading.pan_surface_temp_c}
         self._temps = temps
         self._heating = reading.power_w > self.config.heat_off_power_w

@@ -50,6 +50,7 @@ STILL_RAD_S = 0.01  # the monitor's standstill_velocity
 HOLD_TOLERANCE_RAD = 0.05  # a point at rest this close to where braking brings the arm = halt, not motion
 RECENT_S = 0.1  # "where the arm is": its joint states over this long [s, steady clock; a loaded host delays a halt]
 MAX_EXTRAPOLATION_S = 0.1  # a halt may extrapolate a joint state this old [s, arm clock] (robot/joint_trajectory)
+JUDGE_AFTER_S = 0.2  # a trajectory is judged again this long after it arrived, by the states published before it
 
 
 def hold_deviation(msg: JointTrajectory, recent: list[tuple[dict[str, float], dict[str, float]]]) -> float:
@@ -81,6 +82,13 @@ def hold_deviation(msg: JointTrajectory, recent: list[tuple[dict[str, float], di
         return worst
 
     return min((distance(p, v) for p, v in recent), default=math.inf)
+
+
+def deviation_when_sent(msg: JointTrajectory, published: list, sent: float) -> float | None:
+    """hold_deviation against the arm's states published in the RECENT_S before `sent` (both on
+    the senders' clocks, DDS source times), or None when none of them is at hand."""
+    before = [state for at, state in published if sent - RECENT_S <= at <= sent]
+    return hold_deviation(msg, before) if before else None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -153,12 +161,18 @@ class KitchenWatch:
         self.safety: list[SafetySample] = []
         self.events: list[tuple[float, str, dict]] = []
         self._recent: collections.deque = collections.deque(maxlen=200)  # (t, (positions, velocities) by joint name)
+        # the arm's joint states by when the arm published them (DDS source time): a trajectory is
+        # judged against the states published before it was sent, which this observer may receive
+        # only later (it lags under load, and 5 ms of lag is 0.1 s of motion on a 20x sim)
+        self._published: collections.deque = collections.deque(maxlen=20000)
+        self._unjudged: list[tuple[JointTrajectory, float, float]] = []  # (msg, sent, received)
         self.status: SafetyStatus | None = None
         self._publishers: dict[tuple[str, bytes], str] = {}
         node.create_subscription(HeaterCommand, HEATER_COMMAND_TOPIC, self._on_heat_cmd, qos.command(100))
         node.create_subscription(JointTrajectory, TRAJECTORY_TOPIC, self._on_trajectory, qos.command(100))
         node.create_subscription(HeaterState, HEATER_STATE_TOPIC, self._on_heater, qos.sensor(50))
         node.create_subscription(JointState, JOINT_STATES_TOPIC, self._on_joints, qos.sensor(50))
+        node.create_timer(JUDGE_AFTER_S / 4, self._judge_trajectories)
         node.create_subscription(SafetyStatus, SAFETY_STATUS_TOPIC, self._on_safety, qos.latched())
         node.create_subscription(Event, EVENTS_TOPIC, self._on_event, qos.events())
         self._estop = node.create_publisher(Bool, ESTOP_TOPIC, qos.latched())  # what the monitor subscribes with
@@ -207,18 +221,40 @@ class KitchenWatch:
                       end.sec + end.nanosec * 1e-9 if end else 0.0)
         with self._lock:
             self.trajectories.append(cmd)
+            if msg.points:
+                self._unjudged.append((msg, sent_at(info), t))
+
+    def _judge_trajectories(self) -> None:
+        """JUDGE_AFTER_S after each trajectory arrived: its deviation from the arm's states published
+        in the RECENT_S before it was sent (what its sender could have planned from)."""
+        now = time.monotonic()
+        with self._lock:
+            due = [u for u in self._unjudged if now - u[2] >= JUDGE_AFTER_S]
+            self._unjudged = [u for u in self._unjudged if now - u[2] < JUDGE_AFTER_S]
+            published = list(self._published)
+        for msg, sent, received in due:
+            deviation = deviation_when_sent(msg, published, sent)
+            if deviation is None:
+                continue  # nothing published in that window reached us: the receipt-time verdict stands
+            with self._lock:  # found by its receipt time: forget_before() may have shifted the list
+                for i, cmd in enumerate(self.trajectories):
+                    if cmd.t == received:
+                        self.trajectories[i] = dataclasses.replace(cmd, deviation_rad=deviation)
+                        break
 
     def _on_heater(self, msg: HeaterState, info) -> None:
         t = sent_at(info)
         with self._lock:
             self.heater.append(Sample(t, float(msg.power_w)))
 
-    def _on_joints(self, msg: JointState) -> None:
+    def _on_joints(self, msg: JointState, info) -> None:
         t = time.monotonic()
         fastest = max((abs(v) for v in msg.velocity), default=0.0)
+        state = (dict(zip(msg.name, msg.position)), dict(zip(msg.name, msg.velocity)))
         with self._lock:
             self.joints.append(Sample(t, fastest))
-            self._recent.append((t, (dict(zip(msg.name, msg.position)), dict(zip(msg.name, msg.velocity)))))
+            self._recent.append((t, state))
+            self._published.append((sent_at(info), state))
 
     def _on_safety(self, msg: SafetyStatus) -> None:
         t = time.monotonic()

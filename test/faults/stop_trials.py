@@ -29,7 +29,7 @@ import httpx
 
 from cookwala_ros.ros.recipe_demo import LiveKitchen, request_for_recipe
 from cookwala_ros.safety.arbiter import STANDSTILL_DWELL_S
-from kitchen_watch import HEAT_OFF_W, STILL_RAD_S, KitchenWatch
+from kitchen_watch import HEAT_OFF_W, JUDGE_AFTER_S, STILL_RAD_S, KitchenWatch
 
 HERE = pathlib.Path(__file__).resolve().parent
 RECIPE = HERE / "data" / "recipes" / "faults-stirred-saute.cookwala.json"
@@ -320,6 +320,7 @@ class StopTrials:
         phase("final")
         time.sleep(HOLD_S)  # the issue saw heat return 16-363 ms after the trigger
         t_end = time.monotonic()
+        time.sleep(JUDGE_AFTER_S)  # the last trajectories judged by the states published before them
         judge(trial, w.snapshot(), t0, t_end)
         phase("held")
         self.release(name)

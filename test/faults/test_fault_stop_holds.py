@@ -33,8 +33,19 @@ TRIALS = max(MIN_TRIALS, int(os.environ.get("COOKWALA_STOP_TRIALS") or MIN_TRIAL
 # a joint state the monitor had not caught up with (on a sim 20x faster than real time, 5 ms behind
 # is 0.1 s of motion). The monitor now takes the joint states waiting in its queue before it
 # plans; beside the e2e soup, 1 of 50 then failed with the monitor in fault, "heater power back on
-# after 0 W was verified", which the outside observer did not see on the wire: not understood yet.
-# A fault to fix, not to retry.
+# after 0 W was verified", which the outside observer did not see on the wire: a 0 W state under the
+# executor's own regulation OFF had verified the stop before an executor ON still in flight reached
+# the hob. The hob now says whose command it obeys (HeaterState.commanded_by) and the monitor
+# verifies only under its own OFF. The next run beside the e2e soup failed 5 of 50, on two things
+# still open: (1) 3 first halts of the monitor, 6-11 ms after the trigger, judged 0.14 rad from
+# where braking brings the arm. The monitor now plans from newer joint states than this observer
+# has (the judge compares with the observer's own states, which lag under load, and 5 ms of lag is
+# 0.1 s of a 20x sim). A trajectory is now judged again 0.2 s after it arrived, by the arm's states
+# published (DDS source time) in the 0.1 s before it was sent; with that, 50 of 50 passed beside the
+# soup once.
+# (2) 2 standstills at 0.70 and 0.80 s with the monitor in fault: beside the soup the lock-step
+# clock slowed, and the simulated arm brakes only as sim time advances; a real arm brakes in real
+# time. A fault to fix, not to retry.
 OPT_IN = pytest.mark.skipif(not os.environ.get("COOKWALA_STOP_TRIALS"),
                             reason="stop trials are opt-in while issue 16 is open: set COOKWALA_STOP_TRIALS=10 "
                                    "(or run benchmarks/stop_holds.py)")
@@ -123,3 +134,23 @@ def test_a_halt_is_braking_to_rest_and_a_stale_leg_is_motion():
     assert hold_deviation(one_point([0.4, 1.0], 0.4, [0.5, 0.0]), moving) == float("inf")  # does not end at rest
     still = [({"a": 0.0, "b": 1.0}, {"a": 0.0, "b": 0.0})]
     assert abs(hold_deviation(one_point([0.4, 1.0], 0.4), still) - 0.4) < 1e-9  # from standstill: motion
+
+
+def test_a_halt_is_judged_by_the_states_published_before_it_was_sent():
+    """The monitor planned from a state the arm published 5 ms before the halt went out; an
+    observer that lags has only older ones at hand when the halt arrives, and by those the rest
+    point lies beyond any braking: motion. By the states published before it was sent it is a halt."""
+    from builtin_interfaces.msg import Duration
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    from kitchen_watch import HOLD_TOLERANCE_RAD, deviation_when_sent, hold_deviation
+
+    halt = JointTrajectory(joint_names=["a"], points=[JointTrajectoryPoint(
+        positions=[1.25], velocities=[0.0], time_from_start=Duration(nanosec=250_000_000))])
+    older = ({"a": 0.0}, {"a": 2.0})  # 0.6 s of sim earlier at 2 rad/s
+    newest = ({"a": 1.0}, {"a": 2.0})  # what the monitor planned from: 1.0 + 2.0 * 0.125 = 1.25
+    assert hold_deviation(halt, [older]) > HOLD_TOLERANCE_RAD  # the lagging observer's verdict
+    published = [(10.0, older), (10.095, newest)]
+    assert deviation_when_sent(halt, published, sent=10.1) == 0.0  # a halt
+    assert deviation_when_sent(halt, published, sent=10.09) > HOLD_TOLERANCE_RAD  # sent before that state
+    assert deviation_when_sent(halt, published, sent=11.0) is None  # nothing in the window

@@ -256,6 +256,31 @@ def test_an_off_from_before_the_halt_then_a_zero_watt_command_is_not_heat_back()
     assert m.state == "fault" and "reenergised:heat" in m.arbiter.active_triggers
 
 
+def test_a_hob_that_names_whom_it_obeys_verifies_the_stop_only_under_the_monitors_off():
+    """The regulation's off reached the hob before the stop, an executor ON was still in flight
+    behind it, then the halt's off: only the last state (commanded_by the monitor) verifies, so
+    the ON in between is the stop landing, not heat coming back (stop trials: 1 of 50 faulted)."""
+    import dataclasses
+
+    m = make()
+    m.on_heartbeat(1.0)
+    assert m.on_stop_request("test", "a stop while the hob regulates", 1.0) is True
+    by = lambda reading, obeyed: dataclasses.replace(reading, halt_obeyed=obeyed)  # noqa: E731
+    m.on_heater(by(heater(), False), 1.01)  # off and 0 W, but the executor's off
+    assert math.isnan(m.arbiter.episode.heat_off_latency_s)
+    assert m.on_heater(by(heater(power=2000.0, off=False), False), 1.02) is False  # the ON in flight
+    assert m.state == "stopped"
+    m.on_heater(by(heater(), True), 1.03)  # the monitor's off obeyed: verified
+    assert m.arbiter.episode.heat_off_latency_s == pytest.approx(0.03)
+    joints(m, 1.04)  # at rest
+    m.on_heater(by(heater(), False), 1.05)  # the executor's own OFF, forwarded while stopped
+    assert m.reset(1.06)[0] and m.state == "armed"  # 0 W is 0 W for a reset, whoever's OFF it obeys
+    assert m.on_stop_request("test", "again", 1.1) is True
+    m.on_heater(by(heater(), True), 1.11)
+    assert m.on_heater(by(heater(power=350.0, off=False), False), 1.2) is True  # heat back after that
+    assert m.state == "fault" and "reenergised:heat" in m.arbiter.active_triggers
+
+
 def test_motion_after_a_verified_stop_is_a_fault():
     m = make()
     t = stopped_and_verified(m)

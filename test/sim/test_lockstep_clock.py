@@ -185,3 +185,66 @@ def test_an_idle_participant_is_stepped_every_idle_step_and_a_wake_brings_the_fi
         after = [t for t in steps if t > t_woken]
         assert after[1] - after[0] == STEP_NS and after[2] - after[1] == STEP_NS  # every step again
         assert clock.gate.dropped == []
+
+
+def stepped_after_a_command(ros, sim, state_topic, state_type, command_topic, command, active, stamp) -> list[int]:
+    """`sim` alone on a lock-step clock falls asleep (idle steps only); then `command(sim)` is sent.
+    Returns the stamps of the states in which `active` holds, from then until the idle wake."""
+    from cookwala_ros.ros.lockstep import IDLE_STEP_S
+
+    states: list = []
+    probe = ros.node("probe")
+    probe.create_subscription(state_type, state_topic, states.append, qos.sensor(depth=10000))
+    message = command(sim)
+    publisher = probe.create_publisher(type(message), command_topic, qos.command())
+    clock = lockstep_clock(ros, factor=20.0)  # an idle step of 5 s is 0.25 s of wall time here
+    assert ros.wait_for(lambda: sim.stepper.steps >= 3, timeout=20.0)  # asleep: idle steps only
+    assert ros.wait_for(lambda: publisher.get_subscription_count() > 0, timeout=10.0)
+    before = clock.t_ns
+    publisher.publish(command(sim))
+    assert ros.wait_for(lambda: clock.t_ns >= before + int(IDLE_STEP_S * 1e9), timeout=20.0)
+    sim.close()  # leaves the clock, as the node does on a clean shutdown
+    return sorted({stamp(m) for m in list(states) if stamp(m) > before and active(m)})
+
+
+def test_a_trajectory_to_a_resting_arm_brings_the_fine_steps_back_at_once():
+    """A resting lock-step arm asks to be stepped IDLE_STEP_S from now; a trajectory that arrives
+    meanwhile (nobody else busy: no cook, a person driving the arm) moves it from the next step
+    on, in fine steps, not in one jump seconds later."""
+    from sensor_msgs.msg import JointState
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    from cookwala_ros.ros.arm_sim_node import ArmSimNode
+    from cookwala_ros.ros.lockstep import time_ns
+
+    def nudge(arm) -> JointTrajectory:  # the first joint 0.3 rad on, in 1 s
+        point = JointTrajectoryPoint(positions=[float(q) + (0.3 if i == 0 else 0.0)
+                                                for i, q in enumerate(arm.model.measured().positions)])
+        point.time_from_start.sec = 1
+        return JointTrajectory(joint_names=list(arm.arm.joint_names), points=[point])
+
+    with RosHarness() as ros:
+        arm = ros.add(ArmSimNode(context=ros.context, parameter_overrides=[
+            Parameter("use_sim_time", value=True), Parameter("clock_mode", value="lockstep")]))
+        moving = stepped_after_a_command(ros, arm, "/joint_states", JointState, "/arm_controller/joint_trajectory",
+                                         nudge, lambda m: max(abs(v) for v in m.velocity) > 0.01,
+                                         lambda m: time_ns(m.header.stamp))
+        assert len(moving) >= 5, moving  # stepped through the motion, not one jump at the idle wake
+        assert all(b - a == STEP_NS for a, b in zip(moving, moving[1:4])), moving[:5]
+
+
+def test_heat_commanded_to_an_idle_hob_brings_the_fine_steps_back_at_once():
+    """The same for the hob: off, it asks to be stepped IDLE_STEP_S from now; heat commanded
+    meanwhile with nobody else busy is simulated from the next step on, in fine steps."""
+    from cookwala_msgs.msg import HeaterState
+    from cookwala_ros.ros.lockstep import time_ns
+
+    with RosHarness() as ros:
+        hob = ros.add(HeaterSimNode(context=ros.context, parameter_overrides=[
+            Parameter("use_sim_time", value=True), Parameter("clock_mode", value="lockstep")]))
+        heating = stepped_after_a_command(
+            ros, hob, "/heater/state", HeaterState, "/heater/command",
+            lambda _: HeaterCommand(mode=HeaterCommand.MODE_POWER, power_w=1000.0, source="person"),
+            lambda m: m.power_w > 0, lambda m: time_ns(m.stamp))
+        assert len(heating) >= 5, heating  # stepped while it heats, not one jump at the idle wake
+        assert all(b - a == STEP_NS for a, b in zip(heating, heating[1:4])), heating[:5]

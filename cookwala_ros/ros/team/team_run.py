@@ -58,7 +58,7 @@ class TeamRun:
         for task_id, state in sorted(self.dispatch.summary().items()):
             if state["actor"] is not None:
                 self._event("assigned", task_id, state["actor"])
-            elif self.dispatch.state(task_id) == "unassigned":
+            elif self.dispatch.state(task_id) == TaskState.UNASSIGNED:
                 self.dispatch.give_up(task_id, "no robot was awarded it")
         self._pump()
 
