@@ -143,11 +143,12 @@ class RobotWatch:
         with self.lock:
             return [p for at, p in self.power if at >= t]
 
-    def wait(self, predicate, timeout: float, what: str) -> None:
+    def wait(self, predicate, timeout: float, what: str, detail=None) -> None:
+        """`detail()`: more to say when it fails (e.g. what became of a team's tasks)."""
         deadline = time.monotonic() + timeout
         while not predicate():
             assert time.monotonic() < deadline, f"{self.namespace or '/'}: {what}: not within {timeout} s " \
-                f"(monitor {self.describe_monitor()})"
+                f"(monitor {self.describe_monitor()})" + (f"; {detail()}" if detail is not None else "")
             time.sleep(0.01)
 
     def armed_before_cooking(self, timeout: float = 90.0) -> None:

@@ -172,6 +172,12 @@ class TeamWatch:
         with self.lock:
             return next((a for a in self.answers if a.get("requestId") == request_id and key in a), None)
 
+    def describe(self, cfp_id: str) -> str:
+        """The tasks' CloudEvents so far (for a failure message)."""
+        return "task events: " + "; ".join(
+            f"{e['type'].rpartition('.')[2]} {e['subject']} {e['data'].get('assignee', {}).get('id')}"
+            + (f" ({e['data']['reason']})" if e["data"].get("reason") else "") for _, e in self.task_events(cfp_id))
+
     def cfp_events(self, cfp_id: str, kind: str) -> list[dict]:
         with self.lock:
             return [e for _, e in self.events if e["type"] == kind and e["data"].get("cfpId") == cfp_id]
@@ -226,7 +232,8 @@ def test_the_two_cook_one_recipe_together(robots, tmp_path):
         assert plan["accepted"] and plan["closedBy"] == "all_answered" and plan["unassignable"] == [], plan
         winners = plan["winners"]
         assert winners["team-water#n1"] != winners["team-water#n2"], winners  # side by side, one per robot
-        watch_a.wait(lambda: team.answer("team-1", "executed") is not None, 240.0, "the plan carried out")
+        watch_a.wait(lambda: team.answer("team-1", "executed") is not None, 240.0, "the plan carried out",
+                     detail=lambda: team.describe(plan["cfpId"]))
         executed = team.answer("team-1", "executed")["executed"]
         assert executed["outcome"] == "completed", executed
         assert {t: s["actor"] for t, s in executed["tasks"].items()} == winners
@@ -282,13 +289,14 @@ def test_a_robot_lost_mid_plan_hands_its_unstarted_task_to_the_other(robots, tmp
         robot = a if doomed == ACTORS["robot_a"] else b
         started = lambda: [e["subject"] for _, e in team.task_events(plan["cfpId"])  # noqa: E731
                            if e["type"] == "cookwala.task.started" and e["data"]["assignee"]["id"] == doomed]
-        watch_a.wait(started, 60.0, f"{doomed} running its first task")
+        watch_a.wait(started, 60.0, f"{doomed} running its first task", detail=lambda: team.describe(plan["cfpId"]))
         (running,) = started()
         (waiting,) = [t for t in per_actor[doomed] if t != running]
         killed_at = time.monotonic()
         robot.node_process("executor").kill()
 
-        watch_a.wait(lambda: team.answer("team-lost", "executed") is not None, 240.0, "the plan carried out")
+        watch_a.wait(lambda: team.answer("team-lost", "executed") is not None, 240.0, "the plan carried out",
+                     detail=lambda: team.describe(plan["cfpId"]))
         executed = team.answer("team-lost", "executed")["executed"]
         tasks = executed["tasks"]
         assert tasks[running]["state"] == "failed" and "lost" in tasks[running]["detail"], tasks

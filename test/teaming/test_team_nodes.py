@@ -11,13 +11,17 @@ import copy
 import itertools
 import json
 import threading
+import time
 
 import pytest
 
 pytest.importorskip("rclpy")
 yaml = pytest.importorskip("yaml")
 
+from rclpy.action import ActionServer  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
+
+from cookwala_msgs.action import ExecuteNode  # noqa: E402
 
 from cookwala_msgs.msg import Event, TeamAward, TeamCfp  # noqa: E402
 from cookwala_ros.core import schemas  # noqa: E402
@@ -28,6 +32,7 @@ from cookwala_ros.teaming import events  # noqa: E402
 from ros_helpers import RosHarness, device_file_as, start_ros_module, stop_processes  # noqa: E402
 
 TIMEOUT_S = 30.0
+ACTION_WAIT_S = 3.0  # the coordinator's wait for a winner's ExecuteNode action to appear
 ROBOTS = {  # namespace -> (actor id, ops)
     "robot_cut": ("cwros:cutter", ["cw.op.cut"]),
     "robot_saute": ("cwros:sauter", ["cw.op.saute"]),
@@ -56,6 +61,7 @@ class Requester:
         self.node = ros.node("team_test_requester")
         self._lock = threading.Lock()
         self.answers: dict[str, dict] = {}
+        self.executed: dict[str, dict] = {}  # requestId -> the answer saying what became of each task
         self.awards: list[TeamAward] = []
         self.cfps: list[TeamCfp] = []
         self.events: list[dict] = []  # the coordinator's cookwala.team.* CloudEvents
@@ -80,7 +86,10 @@ class Requester:
     def _on_plan(self, msg: String) -> None:
         answer = json.loads(msg.data)
         with self._lock:
-            self.answers.setdefault(answer.get("requestId"), answer)
+            if "executed" in answer:
+                self.executed[answer.get("requestId")] = answer
+            else:
+                self.answers.setdefault(answer.get("requestId"), answer)
 
     def send(self, recipe: dict, robots=ACTORS, **extra) -> str:
         request_id = f"req-{next(self._ids)}"
@@ -110,7 +119,8 @@ def kitchen(tmp_path_factory):
         for namespace, (actor, ops) in ROBOTS.items():
             procs.append(start_ros_module("cookwala_ros.ros.team.team_node", {
                 "device_file": device_file_as(tmp, actor, ops), "human_present": True}, f"/{namespace}"))
-        procs.append(start_ros_module("cookwala_ros.ros.team.coordinator_node", {"window_s": 3.0}))
+        procs.append(start_ros_module("cookwala_ros.ros.team.coordinator_node",
+                                      {"window_s": 3.0, "action_wait_s": ACTION_WAIT_S}))
         with RosHarness() as ros:
             requester = Requester(ros)
             # warm-up: until every team node and the coordinator have discovered each other, a
@@ -166,6 +176,37 @@ def test_each_node_goes_to_the_robot_that_can_do_it(kitchen):
     assert next(e for e in made if e["type"] == "cookwala.team.plan")["data"][events.PLAN_KEY] == answer["plan"]
     for event in made:
         assert schemas.validate(event, "CloudEvent") == [], event
+
+
+def test_a_goal_waits_for_its_executors_action_and_fails_when_it_never_comes(kitchen):
+    """The executors' actions are not in the graph when the plan is carried out: the cutter's and
+    the sauter's appear a while later (a robot still starting) and get their goals in order; the
+    simmerer's never does, so its task fails once the coordinator's action_wait_s has passed, naming
+    the action. Played by this process's action servers: the subject is the coordinator."""
+    executors = {actor: f"/late_{namespace}/executor/execute_node" for namespace, (actor, _) in ROBOTS.items()}
+    answer = kitchen.plan(RECIPE, execute=True, executors=executors)
+    assert answer["accepted"] is True and answer["unassignable"] == [], answer
+    time.sleep(1.5)  # the harness spins on its own thread meanwhile
+    goals: list[str] = []
+
+    def execute(goal_handle):
+        goals.append(json.loads(goal_handle.request.node_json)["id"])
+        goal_handle.succeed()
+        return ExecuteNode.Result(envelope_ok=True, verified_by="time")
+
+    servers = [ActionServer(kitchen.node, ExecuteNode, executors[actor], execute_callback=execute)
+               for actor in ("cwros:cutter", "cwros:sauter")]
+    try:
+        assert kitchen.ros.wait_for(lambda: answer["requestId"] in kitchen.executed, timeout=TIMEOUT_S + ACTION_WAIT_S)
+        tasks = kitchen.executed[answer["requestId"]]["executed"]["tasks"]
+        assert goals == ["n1", "n2"]
+        assert [tasks[t]["state"] for t in ("soup#n1", "soup#n2")] == ["completed", "completed"], tasks
+        assert tasks["soup#n3"]["state"] == "failed", tasks
+        assert executors["cwros:simmerer"] in tasks["soup#n3"]["detail"], tasks
+        assert "not available" in tasks["soup#n3"]["detail"], tasks
+    finally:
+        for server in servers:
+            server.destroy()
 
 
 def test_a_task_nobody_can_do_comes_back_unassignable_with_every_robots_reason(kitchen):

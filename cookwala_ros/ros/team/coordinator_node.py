@@ -65,7 +65,7 @@ from cookwala_ros.ros.endpoints import LeanEndpoints
 from cookwala_ros.ros.node_main import run_node
 from cookwala_ros.ros.params import ParamSpec, declare_parameters
 from cookwala_ros.ros.team import wire
-from cookwala_ros.ros.team.team_run import TeamRun
+from cookwala_ros.ros.team.team_run import ACTION_POLL_S, TeamRun
 from cookwala_ros.teaming import events
 from cookwala_ros.teaming.allocator import DEFAULT_HANDOFF_S, SOLVERS, replan
 from cookwala_ros.teaming.auction import Auction
@@ -88,6 +88,9 @@ PARAMETERS = (
               "heartbeat_lease_s (the kitchen scene's 1 s). A robot is lost this long after its last sign of life; "
               "an executor offering a longer lease does not match (logged as an incompatible QoS).",
               minimum=0.0, exclusive_minimum=True),
+    ParamSpec("action_wait_s", 10.0, "How long a task waits for its winner's ExecuteNode action to appear in the "
+              "graph before it fails [s, steady]; the clients are made when the request arrives.",
+              minimum=0.0, maximum=600.0),
 )
 
 
@@ -164,11 +167,14 @@ class CoordinatorNode(LeanEndpoints, Node):
         self.handoff_s = float(params["handoff_s"])
         self.solver = params["solver"]
         self.robot_lease_s = float(params["robot_lease_s"])
+        self.action_wait_s = float(params["action_wait_s"])
         self._lock = threading.Lock()  # rounds and answers (callbacks may run on several threads)
         self._rounds: dict[str, Round] = {}  # cfp id -> open round
         self._answered: dict[str, str] = {}  # request id -> answer JSON (repeats are answered again)
         self._runs: dict[str, TeamRun] = {}  # cfp id -> plan being carried out
         self._actions: dict[str, ActionClient] = {}  # ExecuteNode action name -> its client
+        self._action_ready_at: dict[str, float] = {}  # action name -> steady time its server was first seen
+        self._due: list[tuple[float, object]] = []  # (steady time, callback) of TeamRun.later
         self._heartbeats: dict[str, object] = {}  # heartbeat topic -> its liveliness-watching subscription
         self._replan_pub = self.create_publisher(TeamReplan, names.TEAM_REPLAN, qos.team())
         self._replans = itertools.count(1)
@@ -183,6 +189,8 @@ class CoordinatorNode(LeanEndpoints, Node):
         self.create_subscription(TeamBid, names.TEAM_BID, self._on_answer, profile, callback_group=group)
         self.create_subscription(TeamDecline, names.TEAM_DECLINE, self._on_answer, profile, callback_group=group)
         self._group = group
+        self._due_timer = self.create_timer(ACTION_POLL_S, self._on_due, callback_group=group, clock=self._steady)
+        self._due_timer.cancel()
         self.get_logger().info(f"planning requests from {names.TEAM_PLAN_REQUEST} as {self.coordinator_id}")
 
     def _event(self, event: dict) -> None:
@@ -208,6 +216,9 @@ class CoordinatorNode(LeanEndpoints, Node):
         except ValueError as exc:
             self._answer_refusal(request.request_id, f"recipe: {exc}")
             return
+        for _, action in request.executors if request.execute else ():
+            self._action_client(action)  # discovery runs while the robots bid (team_run.ACTION_SETTLE_S)
+            self._watch_heartbeat(_heartbeat_topic(action))
         window = request.window_s or self.window_s
         recipe_id = request.recipe.get("id") if isinstance(request.recipe.get("id"), str) else "recipe"
         cfp = CallForProposals(f"cfp:{recipe_id}:{uuid.uuid4().hex[:12]}", self.coordinator_id, tasks.tasks,
@@ -315,7 +326,8 @@ class CoordinatorNode(LeanEndpoints, Node):
                       session=auction.cfp.session_id, dispatch=Dispatch(round_.recipe.tasks, schedule),
                       nodes=nodes, executors=dict(request.executors), action_client=self._action_client,
                       emit=self._event, source=self.coordinator_id, on_done=self._executed, log=self.get_logger(),
-                      replan=replanned, on_replan=lambda r, tasks, lost: self._announce_replan(auction.cfp, tasks, lost))
+                      replan=replanned, on_replan=lambda r, tasks, lost: self._announce_replan(auction.cfp, tasks, lost),
+                      later=self._later, action_seen=self._action_seen, action_wait_s=self.action_wait_s)
         self._runs[run.cfp_id] = run
         for actor, action in request.executors:
             self._watch_heartbeat(_heartbeat_topic(action))
@@ -353,6 +365,28 @@ class CoordinatorNode(LeanEndpoints, Node):
         if name not in self._actions:
             self._actions[name] = ActionClient(self, ExecuteNode, name, callback_group=self._group)
         return self._actions[name]
+
+    def _action_seen(self, name: str) -> float | None:
+        """Steady time since which the action's server has been ready without a break, or None."""
+        if self._action_client(name).server_is_ready():
+            return self._action_ready_at.setdefault(name, time.monotonic())
+        self._action_ready_at.pop(name, None)
+        return None
+
+    def _later(self, delay_s: float, callback) -> None:
+        """Run `callback` after `delay_s` on this node's callback group (one poll timer for all)."""
+        self._due.append((time.monotonic() + delay_s, callback))
+        if self._due_timer.is_canceled():
+            self._due_timer.reset()
+
+    def _on_due(self) -> None:
+        now = time.monotonic()
+        due = [cb for at, cb in self._due if at <= now]
+        self._due = [(at, cb) for at, cb in self._due if at > now]
+        if not self._due:
+            self._due_timer.cancel()
+        for callback in due:
+            callback()
 
     def _executed(self, run: TeamRun) -> None:
         self._runs.pop(run.cfp_id, None)

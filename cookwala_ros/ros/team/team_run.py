@@ -15,6 +15,13 @@ and on to the robots that bid for them (`cookwala.task.reassigned`), or fail whe
 
 Nothing here blocks: goals and results come back through future callbacks, which the
 coordinator's single-threaded executor runs one at a time.
+
+A goal goes to an executor's action only once that action has been in the graph for
+ACTION_SETTLE_S (the coordinator creates its clients when the request arrives, so this usually
+passed during the bidding). Discovery is not symmetric in time: the client sees the server before
+the server's DDS writers have matched the client's new readers, and a goal answer sent before that
+is dropped (the goal would hang, neither started nor failed). A winner whose action does not
+appear within `action_wait_s` fails its task, naming the action.
 """
 
 from __future__ import annotations
@@ -32,6 +39,8 @@ from cookwala_ros.teaming.allocator import Schedule
 from cookwala_ros.teaming.dispatch import Dispatch, TaskState
 
 OK = GoalStatus.STATUS_SUCCEEDED
+ACTION_SETTLE_S = 1.0  # an action seen this long also sees us: goal answers are not lost [s, steady]
+ACTION_POLL_S = 0.1  # how often a task waiting for its executor's action looks again [s, steady]
 
 
 class TeamRun:
@@ -39,7 +48,9 @@ class TeamRun:
                  nodes: dict[str, dict], executors: dict[str, str], action_client: Callable[[str], ActionClient],
                  emit: Callable[[dict], None], source: str, on_done: Callable[["TeamRun"], None], log,
                  replan: Callable[[list[str], str, float], Schedule] | None = None,
-                 on_replan: Callable[["TeamRun", list[str], str], None] | None = None) -> None:
+                 on_replan: Callable[["TeamRun", list[str], str], None] | None = None,
+                 later: Callable[[float, Callable[[], None]], None] | None = None,
+                 action_seen: Callable[[str], float | None] | None = None, action_wait_s: float = 10.0) -> None:
         self.request_id, self.cfp_id, self.session = request_id, cfp_id, session
         self.dispatch = dispatch
         self._replan = replan  # (started task ids, lost actor, seconds since the start) -> a new schedule
@@ -52,6 +63,9 @@ class TeamRun:
         self._emit, self._source, self._on_done, self._log = emit, source, on_done, log
         self._reported = False
         self._pumping = self._again = False
+        self._later = later  # (delay [s], callback): run it later on the coordinator's executor
+        self._action_seen = action_seen  # action name -> steady time its server was first seen ready, or None
+        self.action_wait_s = action_wait_s
 
     def start(self) -> None:
         """Announce the assignments, give up what nobody was awarded, send what may start."""
@@ -123,10 +137,25 @@ class TeamRun:
         if not action:
             self._finished(task_id, False, f"the request names no executor for {actor}")
             return
+        self._deliver(task_id, action, time.monotonic())
+
+    def _deliver(self, task_id: str, action: str, since: float) -> None:
+        """Send the goal once the action has settled (see the module doc), or fail the task when it
+        has not appeared within `action_wait_s`."""
+        if self.dispatch.state(task_id) != TaskState.RUNNING:
+            return  # its robot was lost meanwhile: the task is already failed or moved
         client = self._action_client(action)
-        if not client.server_is_ready():
-            self._finished(task_id, False, f"{actor}'s executor action {action} is not available")
-            return
+        now = time.monotonic()
+        seen = self._action_seen(action) if self._action_seen is not None else (now - ACTION_SETTLE_S
+                                                                                if client.server_is_ready() else None)
+        if seen is None or now - seen < ACTION_SETTLE_S:
+            if self._later is not None and now - since < self.action_wait_s:
+                self._later(ACTION_POLL_S, lambda: self._deliver(task_id, action, since))
+                return
+            if seen is None:
+                self._finished(task_id, False, f"{self.dispatch.actor(task_id)}'s executor action {action} is not "
+                                               f"available (waited {now - since:.1f} s)")
+                return
         goal = ExecuteNode.Goal(node_json=json.dumps(self._nodes[task_id]))
         client.send_goal_async(goal).add_done_callback(lambda f: self._on_goal(task_id, action, f))
 
