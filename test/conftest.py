@@ -11,6 +11,7 @@ import faulthandler
 import os
 import pathlib
 import tempfile
+import time
 
 import pytest
 
@@ -59,10 +60,29 @@ def _hang_after_s(item: pytest.Item) -> float:
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
     """Covers the item's set-up, call and teardown, module-scoped fixtures included."""
     faulthandler.dump_traceback_later(_hang_after_s(item), exit=True)
+    item.stash[_STARTED_AT] = time.monotonic()
     try:
         yield
     finally:
         faulthandler.cancel_dump_traceback_later()
+
+
+_STARTED_AT = pytest.StashKey[float]()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call):
+    """A failing test's report ends with the output of the node processes it ran (ros_helpers.NodeLogs)."""
+    outcome = yield
+    report = outcome.get_result()
+    if not report.failed or _STARTED_AT not in item.stash:
+        return
+    import sys
+
+    helpers = sys.modules.get("ros_helpers")
+    text = helpers.NodeLogs.report(item.stash[_STARTED_AT]) if helpers is not None else ""
+    if text:
+        report.sections.append(("node output (last lines of each process)", text))
 
 
 @pytest.fixture(scope="session")

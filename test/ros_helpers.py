@@ -110,17 +110,59 @@ def sent_at(info) -> float:
     return time.monotonic() - (time.time_ns() - info["source_timestamp"]) * 1e-9
 
 
+class NodeLogs:
+    """Where the node processes a test starts write their output, so that a failing test's report
+    ends with the last lines of each (conftest.py adds them): a node's traceback or its last
+    warnings say more than "no answer from ..." in a CI log."""
+
+    _started: list[tuple[float, str, str, subprocess.Popen]] = []  # (steady start, label, log path, process)
+    _count = 0
+
+    @classmethod
+    def open(cls, label: str, proc_factory: Callable[[Any], subprocess.Popen]) -> subprocess.Popen:
+        """Start a process with `proc_factory(output file)` and keep its output for the report."""
+        import tempfile
+
+        folder = os.path.join(os.environ.get("ROS_LOG_DIR") or tempfile.gettempdir(), "node-output")
+        os.makedirs(folder, exist_ok=True)
+        cls._count += 1
+        path = os.path.join(folder, f"{cls._count:04d}-{label.replace('/', '_')}.log")
+        with open(path, "wb") as out:
+            proc = proc_factory(out)
+        cls.add(label, path, proc)
+        return proc
+
+    @classmethod
+    def add(cls, label: str, path, proc: subprocess.Popen) -> None:
+        """A process that writes its output to `path` itself."""
+        cls._started.append((time.monotonic(), label, str(path), proc))
+
+    @classmethod
+    def report(cls, since: float, lines: int = 30) -> str:
+        """The output tails of the processes started after `since` or still running."""
+        cls._started = [entry for entry in cls._started if entry[3].poll() is None or entry[0] >= since]
+        out = []
+        for _, label, path, proc in cls._started:
+            try:
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    text = "".join(f.readlines()[-lines:])
+            except OSError:
+                text = ""
+            out.append(f"--- {label} (pid {proc.pid}, exit code {proc.poll()}):\n{text}")
+        return "\n".join(out)
+
+
 def start_ros_module(module: str, params: dict, namespace: str = "") -> subprocess.Popen:
     """`module`.main() in its own process, as its console script runs it, with ROS parameters and
-    an optional namespace; its output is dropped."""
+    an optional namespace; its output goes to NodeLogs."""
     import sys
 
     args = ["--ros-args"] + (["-r", f"__ns:={namespace}"] if namespace else [])
     for name, value in params.items():
         args += ["-p", f"{name}:={str(value).lower() if isinstance(value, bool) else value}"]
     code = f"import sys; from {module} import main; sys.exit(main())"
-    return subprocess.Popen([sys.executable, "-c", code, *args], env=dict(os.environ),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return NodeLogs.open(f"{namespace}/{module.rsplit('.', 1)[-1]}", lambda out: subprocess.Popen(
+        [sys.executable, "-c", code, *args], env=dict(os.environ), stdout=out, stderr=subprocess.STDOUT))
 
 
 def device_file_as(tmp, actor_id: str, ops: list[str] | None = None) -> str:

@@ -235,6 +235,9 @@ class UpRobot:
                 "--arg", f"state_dir={tmp / 'latch'}", *extra]
         self.proc = subprocess.Popen([sys.executable, "-m", "cookwala_ros.cli", *args],
                                      stdout=self._log, stderr=subprocess.STDOUT)
+        from ros_helpers import NodeLogs
+
+        NodeLogs.add(f"{namespace}: up kitchen", self.log_path, self.proc)
 
     @property
     def base_url(self) -> str:

@@ -19,7 +19,7 @@ from cookwala_msgs.srv import GetExecution, GetLog, Resume
 from cookwala_ros.ros import qos
 from cookwala_ros.ros.convert import event_from_msg
 from cookwala_ros.ros.readiness import executor_readiness
-from ros_helpers import stop_processes  # noqa: F401, E402 - one copy, used by the executor tests through here
+from ros_helpers import NodeLogs, stop_processes  # noqa: F401, E402 - one copy, used by the executor tests through here
 
 
 def ros_args(params: dict) -> list[str]:
@@ -34,9 +34,11 @@ def ros_args(params: dict) -> list[str]:
 def start_node(module: str, params: dict | None = None, capture: bool = False) -> subprocess.Popen:
     """`module`.main() in its own process, as its console script runs it."""
     code = f"import sys; from {module} import main; sys.exit(main())"
-    out = subprocess.PIPE if capture else subprocess.DEVNULL
-    return subprocess.Popen([sys.executable, "-c", code, *ros_args(params or {})], env=dict(os.environ),
-                            stdout=out, stderr=subprocess.STDOUT if capture else subprocess.DEVNULL, text=capture)
+    argv = [sys.executable, "-c", code, *ros_args(params or {})]
+    if capture:
+        return subprocess.Popen(argv, env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return NodeLogs.open(module.rsplit(".", 1)[-1], lambda out: subprocess.Popen(
+        argv, env=dict(os.environ), stdout=out, stderr=subprocess.STDOUT))
 
 
 def start_kitchen(real_time_factor: float, data_dir=None, clock: str = "rtf") -> list[subprocess.Popen]:

@@ -26,7 +26,8 @@ follow each task, and a second answer with the same requestId reports what becam
     {"requestId": "r1", "accepted": true, "cfpId": "...", "executed": {"outcome": "completed",
      "tasks": {"soup#n1": {"state": "completed", "actor": "robot:a", "detail": "..."}}}, "message": "..."}
 
-A task whose goal is rejected or fails is `failed`, and what follows it is `blocked` (never sent).
+A task whose goal is rejected or fails is `failed`, and what follows it is `blocked` (never sent);
+so is one whose executor's action does not appear within `action_wait_s` (team_run.py).
 While a plan runs the coordinator watches each winner's executor heartbeat (`<namespace>/cookwala/
 heartbeat` beside its action) by its liveliness: a robot whose liveliness ends is lost, its
 running task fails and its unstarted tasks are re-planned over the round's other bids
