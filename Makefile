@@ -17,14 +17,19 @@ demo: setup
 	@$(VENV)/bin/cookwala-ros demo --recipe --quiet-nodes
 
 # Each run gets its own ROS_DOMAIN_ID block (xdist workers add their index) so that two runs on
-# one machine never hear each other; discovery stays on this host; ROS logs go to a temp dir.
+# one machine never hear each other; discovery stays on this host; ROS logs go to a temp dir. A
+# test that hangs past its timeout ends its worker with every thread's stack (test/conftest.py),
+# printed after the run; a worker that ended is not replaced (a replacement once left the run waiting).
 test: setup
 	@export COOKWALA_TEST_DOMAIN_BASE=$$(( ($$$$ % 18) * 5 + 1 )) \
 	        ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST \
 	        ROS_LOG_DIR=$$(mktemp -d -t cookwala-roslog.XXXXXX); \
 	  unset ROS_LOCALHOST_ONLY; \
 	  echo "[test] ROS_DOMAIN_ID base $$COOKWALA_TEST_DOMAIN_BASE, logs in $$ROS_LOG_DIR"; \
-	  $(PY) -m pytest -n $(TEST_WORKERS) --dist loadscope $(PYTEST_ARGS)
+	  $(PY) -m pytest -n $(TEST_WORKERS) --dist loadscope --max-worker-restart=0 $(PYTEST_ARGS); status=$$?; \
+	  for hang in "$$ROS_LOG_DIR"/hang-*.txt; do \
+	    if [ -s "$$hang" ]; then echo "[test] a test hung ($$hang):"; cat "$$hang"; fi; \
+	  done; exit $$status
 
 clean:
 	rm -rf build install log .pytest_cache

@@ -56,15 +56,30 @@ def _hang_after_s(item: pytest.Item) -> float:
     return timeout + HANG_MARGIN_S
 
 
+# The stacks go to a file of their own (`make test` prints it after the run): the worker's stderr
+# is pytest's capture file at that moment, which dies with the worker.
+_HANG_FILE = open(os.path.join(os.environ["ROS_LOG_DIR"],  # noqa: SIM115 - open for the whole run
+                               f"hang-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}-{os.getpid()}.txt"), "w")
+
+
+def _note_hang_candidate(text: str) -> None:
+    _HANG_FILE.seek(0)
+    _HANG_FILE.truncate()
+    _HANG_FILE.write(text)
+    _HANG_FILE.flush()
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
     """Covers the item's set-up, call and teardown, module-scoped fixtures included."""
-    faulthandler.dump_traceback_later(_hang_after_s(item), exit=True)
+    _note_hang_candidate(f"{item.nodeid} did not end within {_hang_after_s(item):g} s; every thread's stack:\n")
+    faulthandler.dump_traceback_later(_hang_after_s(item), exit=True, file=_HANG_FILE)
     item.stash[_STARTED_AT] = time.monotonic()
     try:
         yield
     finally:
         faulthandler.cancel_dump_traceback_later()
+        _note_hang_candidate("")
 
 
 _STARTED_AT = pytest.StashKey[float]()

@@ -102,6 +102,22 @@ class RosHarness:
         self.close()
 
 
+def close_spinning(executor, node, context, thread=None) -> None:
+    """End a test's own spinning thread, then its node and context. rclpy 9.1's
+    `Executor.shutdown()` never waits for the spin (its wait is skipped once the flag is set) and
+    destroys the guard condition under it: the spinning thread is joined before the node and the
+    context go, with bounds, so a teardown cannot hang the worker."""
+    executor.shutdown(timeout_sec=2.0)
+    if thread is not None:
+        thread.join(timeout=5.0)
+    try:
+        node.destroy_node()
+    finally:
+        rclpy.try_shutdown(context=context)
+        if thread is not None:
+            thread.join(timeout=5.0)
+
+
 def sent_at(info) -> float:
     """When the sender published a message, on this process's steady clock (time.monotonic).
 

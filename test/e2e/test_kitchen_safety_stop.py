@@ -24,6 +24,7 @@ from cookwala_ros.ros import qos
 from cookwala_ros.ros.recipe_demo import request_for_recipe
 
 from e2e_http import E2E_RTF, MEDIA, WATER, doc as _doc, wait_final as _wait_final
+from ros_helpers import close_spinning
 
 
 class SafetyPanel:
@@ -73,9 +74,7 @@ class SafetyPanel:
         return self.call(self.reset_client, ResetSafety.Request(requested_by="e2e: local panel"))
 
     def close(self) -> None:
-        self.executor.shutdown()
-        self.node.destroy_node()
-        rclpy.try_shutdown(context=self.context)
+        close_spinning(self.executor, self.node, self.context, self.thread)
 
 
 @pytest.fixture(scope="module")

@@ -20,6 +20,7 @@ from rclpy.executors import SingleThreadedExecutor
 from cookwala_msgs.msg import Event, HeaterState
 from cookwala_ros.ros import qos
 from cookwala_ros.ros.recipe_demo import request_for_recipe
+from ros_helpers import close_spinning
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 DATA = pathlib.Path(__file__).resolve().parent / "data"
@@ -94,9 +95,7 @@ class Watcher:
         raise AssertionError(f"not within {timeout_s:g} s: {what} ({context})")
 
     def close(self) -> None:
-        self.executor.shutdown()
-        self.node.destroy_node()
-        rclpy.try_shutdown(context=self.context)
+        close_spinning(self.executor, self.node, self.context, self.thread)
 
 
 def start(base_url: str, path: pathlib.Path, key: str) -> dict:

@@ -29,6 +29,7 @@ from cookwala_msgs.srv import ResetSafety  # noqa: E402
 from cookwala_ros.ros import qos  # noqa: E402
 from cookwala_ros.ros.recipe_demo import LiveKitchen, request_for_recipe  # noqa: E402
 from cookwala_ros.supervisor import ProcessSpec  # noqa: E402
+from ros_helpers import close_spinning  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 WATER = REPO / "test" / "e2e" / "data" / "recipes" / "e2e-water-simmer.cookwala.json"
@@ -100,9 +101,7 @@ class Observer:
         return False
 
     def close(self):
-        self.executor.shutdown()
-        self.node.destroy_node()
-        rclpy.try_shutdown(context=self.context)
+        close_spinning(self.executor, self.node, self.context, self.thread)
 
 
 def wait_for(predicate, timeout_s: float, what: str):

@@ -25,7 +25,7 @@ from cookwala_msgs.msg import Event, HeaterState, SafetyStatus
 from cookwala_ros.ros import qos
 from cookwala_ros.ros.convert import event_from_msg
 from cookwala_ros.ros.recipe_demo import LiveKitchen, request_for_recipe
-from ros_helpers import sent_at
+from ros_helpers import close_spinning, sent_at
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 WATER = REPO / "test" / "e2e" / "data" / "recipes" / "e2e-water-simmer.cookwala.json"
@@ -107,9 +107,7 @@ class Observer:
             return [e["data"] for at, e in self.events if at > t and e["type"].startswith("x-cookwala.incident.")]
 
     def close(self) -> None:
-        self.executor.shutdown()
-        self.node.destroy_node()
-        rclpy.try_shutdown(context=self.context)
+        close_spinning(self.executor, self.node, self.context, self.thread)
 
 
 def _post(base: str, key: str) -> dict:

@@ -22,6 +22,7 @@ rclpy = pytest.importorskip("rclpy")
 from rcl_interfaces.msg import ParameterType  # noqa: E402
 from rcl_interfaces.srv import GetParameters  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
+from ros_helpers import close_spinning  # noqa: E402
 
 
 
@@ -77,9 +78,7 @@ def probe():
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(node)
     yield node, executor
-    executor.shutdown()
-    node.destroy_node()
-    rclpy.try_shutdown(context=context)
+    close_spinning(executor, node, context)
 
 
 def get_parameter(probe, node_name: str, name: str, timeout_s: float = 60.0):

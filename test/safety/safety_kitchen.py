@@ -27,6 +27,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from cookwala_msgs.msg import Event, ExecutionStatus, HeaterCommand, HeaterState, Heartbeat, Presence, SafetyStatus
 from cookwala_msgs.srv import GetSafetyLimits, ResetSafety, Stop, TightenSafetyLimits
 from cookwala_ros.ros import qos
+from ros_helpers import close_spinning
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 STILL = 0.01  # rad/s, the monitor's standstill_velocity
@@ -172,10 +173,8 @@ class Probe:
 
     def close(self):
         self._closing.set()
-        self._keep_alive.join()
-        self.executor.shutdown()
-        self.node.destroy_node()
-        rclpy.try_shutdown(context=self.context)
+        self._keep_alive.join(timeout=5.0)
+        close_spinning(self.executor, self.node, self.context, self.thread)
 
     # -- waiting --------------------------------------------------------------------------
     @staticmethod
