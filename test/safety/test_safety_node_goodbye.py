@@ -38,8 +38,9 @@ def test_executor_exit(tmp_path, how):
     probe = Probe("goodbye_probe")
     try:
         wait_for(lambda: probe.heartbeat_senders, 60.0, "the executor's heartbeat")
-        # armed with the executor beating (a reset clears a trip of a loaded host's start-up)
-        wait_for(lambda: _reset_until_armed(probe), 60.0, "the monitor armed")
+        # armed with the executor beating; a monitor that stopped on its own fails the test, naming
+        # its trigger (issue 22: a spurious stop is a fault to find, never one to reset)
+        wait_for(lambda: _armed_or_fail(probe), 60.0, "the monitor armed", lambda: _described(probe.status()))
         # the monitor itself hears the heartbeat: this probe hearing it says nothing about when the
         # monitor's subscription matched the executor (discovery is per participant)
         wait_for(lambda: probe.status().executor_heartbeat == "live", 30.0, "the monitor hearing the heartbeat")
@@ -71,11 +72,8 @@ def _described(status) -> str:
             f"{status.last_trigger!r} {status.last_trigger_detail!r})") if status is not None else "none"
 
 
-def _reset_until_armed(probe) -> bool:
-    from cookwala_msgs.srv import ResetSafety
-
+def _armed_or_fail(probe) -> bool:
     status = probe.status()
-    if status is not None and status.state_label == "armed":
-        return True
-    reply = probe.call(probe.reset_client, ResetSafety.Request(requested_by="test"))
-    return bool(reply and reply.accepted)
+    if status is not None and status.state_label in ("stopped", "fault"):
+        raise AssertionError(f"the monitor stopped before the executor exited {_described(status)}")
+    return status is not None and status.state_label == "armed"
