@@ -48,6 +48,7 @@ from cookwala_ros.executor import events as ev
 from cookwala_ros.executor.config import ExecutorConfig
 from cookwala_ros.executor.status import stop_request
 from cookwala_ros.executor.service import ExecutorService, ServiceError
+from cookwala_ros.executor.waiters import ExecutionWaiters
 from cookwala_ros.ros import convert, names, qos, readiness
 from cookwala_ros.ros.endpoints import LeanEndpoints
 from cookwala_ros.ros.node_main import run_node
@@ -99,9 +100,8 @@ class ExecutorNode(LockstepTick, LeanEndpoints, Node):
         self._event_pub = self.create_publisher(Event, names.EVENTS, qos.events())
         self._heartbeat_pub = self.create_publisher(Heartbeat, names.HEARTBEAT, qos.heartbeat(values["heartbeat_lease_s"]))
         self._diag_pub = self.create_publisher(DiagnosticArray, names.DIAGNOSTICS, qos.sensor())
-        self._waiters: dict[str, threading.Condition] = {}
+        self._waiters = ExecutionWaiters()  # the goals following each execution
         self._closing = threading.Event()
-        self._waiters_lock = threading.Lock()
         self.service.add_event_listener(self._on_event)
 
         if values["clock_mode"] == "lockstep":
@@ -125,12 +125,13 @@ class ExecutorNode(LockstepTick, LeanEndpoints, Node):
         self.create_service(GetSafetyLimits, "~/get_safety_limits", self._on_get_limits, callback_group=requests)
         self.create_service(GetCapabilities, "~/get_capabilities", self._on_get_capabilities, callback_group=requests)
         self._recipe_goals: dict = {}
+        goal_qos = {f"{kind}_service_qos_profile": qos.action_goals() for kind in ("goal", "result", "cancel")}
         self._recipe_server = ActionServer(
             self, ExecuteRecipe, f"~/{names.EXECUTE_RECIPE}", execute_callback=self._execute_recipe,
-            goal_callback=self._recipe_goal, cancel_callback=self._cancel, callback_group=requests)
+            goal_callback=self._recipe_goal, cancel_callback=self._cancel, callback_group=requests, **goal_qos)
         self._node_server = ActionServer(
             self, ExecuteNode, f"~/{names.EXECUTE_NODE}", execute_callback=self._execute_node,
-            goal_callback=self._node_goal, cancel_callback=self._cancel, callback_group=requests)
+            goal_callback=self._node_goal, cancel_callback=self._cancel, callback_group=requests, **goal_qos)
         self._http = None
         if self.http_port > 0:
             self._start_http()
@@ -288,11 +289,7 @@ class ExecutorNode(LockstepTick, LeanEndpoints, Node):
             except ServiceError:
                 return
             self._status_pub.publish(convert.status_msg(status))
-            with self._waiters_lock:
-                waiter = self._waiters.get(execution)
-            if waiter is not None:
-                with waiter:
-                    waiter.notify_all()
+            self._waiters.changed(execution)
 
     # ------------------------------------------------------------------ services
 
@@ -395,8 +392,11 @@ class ExecutorNode(LockstepTick, LeanEndpoints, Node):
                                           "pointer": exc.pointer})
             goal_handle.abort()
             return result
-        final = self._follow(goal_handle, status["id"], self._recipe_feedback)
+        final, superseded = self._follow(goal_handle, status["id"], self._recipe_feedback)
         result.state = final["state"]
+        if superseded:
+            result.log_json = self._superseded(goal_handle, status["id"], final)
+            return result
         result.refusal_reason = (final.get("refusal") or {}).get("reason", "")
         result.log_json = json.dumps(self.service.get_log(final["id"]))
         self._finish(goal_handle, final)
@@ -422,7 +422,11 @@ class ExecutorNode(LockstepTick, LeanEndpoints, Node):
             message.target_reached = reached[0]
             return message
 
-        final = self._follow(goal_handle, status["id"], feedback)
+        final, superseded = self._follow(goal_handle, status["id"], feedback)
+        if superseded:  # not expected: every ExecuteNode goal starts its own execution
+            result.deviation_json = json.dumps({"kind": "other", "detail": json.loads(
+                self._superseded(goal_handle, status["id"], final))["detail"]})
+            return result
         steps = self.service.get_log(final["id"]).get("steps") or []
         step = steps[-1] if steps else {}
         result.envelope_ok = bool(step.get("envelopeOk", False)) and final["state"] == "completed"
@@ -433,29 +437,36 @@ class ExecutorNode(LockstepTick, LeanEndpoints, Node):
         self._finish(goal_handle, final)
         return result
 
-    def _follow(self, goal_handle, execution: str, feedback) -> dict:
-        """Wait for the execution to end, publishing feedback on every new seq."""
+    def _follow(self, goal_handle, execution: str, feedback) -> tuple[dict, bool]:
+        """Wait for the execution to end, publishing feedback on every new seq: (its status, and
+        whether a newer goal for the same execution took over following it: executor/waiters.py)."""
         self._recipe_goals[id(goal_handle)] = execution
-        waiter = threading.Condition()
-        with self._waiters_lock:
-            self._waiters[execution] = waiter
         last_seq = -1
         try:
-            while rclpy.ok(context=self.context) and not self._closing.is_set():
-                status = self.service.get_status(execution)
-                if status["seq"] != last_seq:
-                    last_seq = status["seq"]
-                    if not lifecycle.is_final(status["state"]):
-                        goal_handle.publish_feedback(feedback(status))
-                if lifecycle.is_final(status["state"]):
-                    return status
-                with waiter:
-                    waiter.wait(0.2)
-            return self.service.get_status(execution)
+            with self._waiters.following(execution) as follow:
+                while rclpy.ok(context=self.context) and not self._closing.is_set() and not follow.superseded:
+                    status = self.service.get_status(execution)
+                    if status["seq"] != last_seq:
+                        last_seq = status["seq"]
+                        if not lifecycle.is_final(status["state"]):
+                            goal_handle.publish_feedback(feedback(status))
+                    if lifecycle.is_final(status["state"]):
+                        return status, False
+                    with follow.condition:
+                        if not follow.superseded:  # a change wakes it sooner; the timeout covers one
+                            follow.condition.wait(0.2)  # between the check and here
+                superseded = follow.superseded
+            return self.service.get_status(execution), superseded
         finally:
-            with self._waiters_lock:
-                self._waiters.pop(execution, None)
             self._recipe_goals.pop(id(goal_handle), None)
+
+    @staticmethod
+    def _superseded(goal_handle, execution: str, status: dict) -> str:
+        """The answer of a goal a newer one for the same execution took over: aborted at once, with
+        the execution as it stands."""
+        goal_handle.abort()
+        return json.dumps({"execution": execution, "state": status["state"], "seq": status["seq"],
+                           "detail": "a newer goal for this execution (the same idempotency key) follows it now"})
 
     @staticmethod
     def _recipe_feedback(status: dict) -> ExecuteRecipe.Feedback:
@@ -485,11 +496,7 @@ class ExecutorNode(LockstepTick, LeanEndpoints, Node):
     def prepare_close(self) -> None:
         """Goals stop following their executions, so shutting down never waits on a cook."""
         self._closing.set()
-        with self._waiters_lock:
-            waiters = list(self._waiters.values())
-        for waiter in waiters:
-            with waiter:
-                waiter.notify_all()
+        self._waiters.wake_all()
 
     def close(self) -> None:
         if self._http is not None:

@@ -26,6 +26,18 @@ def latched() -> QoSProfile:
     )
 
 
+def action_goals(depth: int = 100) -> QoSProfile:
+    """An action's goal, result and cancel services: the services' default (reliable, volatile)
+    with a deep history. rclpy's keep-last 10 lost every goal request past the tenth of a burst
+    (20 goals sent at once reached the executor as 10); clients that send bursts use it too."""
+    return QoSProfile(
+        history=HistoryPolicy.KEEP_LAST,
+        depth=depth,
+        reliability=ReliabilityPolicy.RELIABLE,
+        durability=DurabilityPolicy.VOLATILE,
+    )
+
+
 def command(depth: int = 10) -> QoSProfile:
     """Commands to controllers (trajectories, heater commands): reliable, never replayed.
 

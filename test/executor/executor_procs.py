@@ -71,7 +71,9 @@ class Client:
     def __init__(self, ros) -> None:
         self.ros = ros
         self.node = ros.node("executor_test_client")
-        self.action = ActionClient(self.node, ExecuteRecipe, "/executor/execute_recipe")
+        self.action = ActionClient(self.node, ExecuteRecipe, "/executor/execute_recipe",  # bursts of goals too
+                                   **{f"{kind}_service_qos_profile": qos.action_goals()
+                                      for kind in ("goal", "result", "cancel")})
         self.get_execution = self.node.create_client(GetExecution, "/executor/get_execution")
         self.get_log = self.node.create_client(GetLog, "/executor/get_log")
         self.resume_client = self.node.create_client(Resume, "/executor/resume")
