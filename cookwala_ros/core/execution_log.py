@@ -18,6 +18,8 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
+from cookwala_ros import CORE_VERSION
+
 TRACE_FIELD = "x-cookwala-ros-trace"
 TRACE_COLUMNS = ["t_s", "medium_temp_c", "pan_temp_c", "power_w"]
 UNFINISHED_FIELD = "x-cookwala-ros-unfinishedSteps"
@@ -103,7 +105,7 @@ class LogBuilder:
     def __init__(self, *, execution_id: str, recipe_ref: str, recipe_hash: str, device: dict,
                  started_at: str, servings: float | None = None, trace_period_s: float = 1.0,
                  trace_max_rows: int = 3600):
-        self.head = {"core": "0.2.0", "kind": "ExecutionLog", "id": execution_id, "recipe": recipe_ref,
+        self.head = {"core": CORE_VERSION, "kind": "ExecutionLog", "id": execution_id, "recipe": recipe_ref,
                      "recipeHash": recipe_hash, "device": dict(device), "startedAt": started_at}
         self.servings = servings
         self.steps: list[dict] = []

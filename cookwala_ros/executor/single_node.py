@@ -28,7 +28,7 @@ def with_target(node: dict, target: dict | None) -> dict:
 
 
 def recipe_for(node: dict) -> dict:
-    return {"cookwala": "0.2.0", "id": f"node-{node['id']}", "revision": 1,
+    return {"cookwala": CORE_VERSION, "id": f"node-{node['id']}", "revision": 1,
             "dish": {"names": {"en": f"node {node['id']}"}}, "yield": {"servings": 1},
             "ingredients": [], "equipment": [], "process": {"nodes": [node]},
             "safety": {"hazards": [], "supervision": {"default": "unattended_ok"}}}

@@ -25,7 +25,7 @@ import threading
 import time
 from typing import Iterable, TextIO
 
-from cookwala_ros import bringup, resources
+from cookwala_ros import CORE_VERSION, bringup, resources
 from cookwala_ros.supervisor import ProcessSpec, Supervisor
 
 SCENE = "kitchen"
@@ -57,7 +57,7 @@ def request_for_recipe(recipe: dict, *, key: str, servings: float | None = None)
     """A minimal ExecuteRequest for one recipe revision (hash computed from the document)."""
     from cookwala_ros.core.trust import document_hash
 
-    body = {"core": "0.2.0", "kind": "ExecuteRequest", "id": f"req-{key}"[:128], "recipe": recipe["id"],
+    body = {"core": CORE_VERSION, "kind": "ExecuteRequest", "id": f"req-{key}"[:128], "recipe": recipe["id"],
             "recipeHash": document_hash(recipe), "requestedBy": "human:operator", "idempotencyKey": key}
     if servings is not None:
         body["servings"] = servings
