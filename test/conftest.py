@@ -10,6 +10,7 @@ from __future__ import annotations
 import faulthandler
 import os
 import pathlib
+import sys
 import tempfile
 import time
 
@@ -75,6 +76,8 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
     _note_hang_candidate(f"{item.nodeid} did not end within {_hang_after_s(item):g} s; every thread's stack:\n")
     faulthandler.dump_traceback_later(_hang_after_s(item), exit=True, file=_HANG_FILE)
     item.stash[_STARTED_AT] = time.monotonic()
+    helpers = sys.modules.get("ros_helpers")
+    item.stash[_ALIVE_AT_START] = helpers.NodeLogs.alive() if helpers is not None else []
     try:
         yield
     finally:
@@ -83,6 +86,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
 
 
 _STARTED_AT = pytest.StashKey[float]()
+_ALIVE_AT_START = pytest.StashKey[list]()  # node processes running when the item began (a module fixture's)
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -92,10 +96,9 @@ def pytest_runtest_makereport(item: pytest.Item, call):
     report = outcome.get_result()
     if not report.failed or _STARTED_AT not in item.stash:
         return
-    import sys
-
     helpers = sys.modules.get("ros_helpers")
-    text = helpers.NodeLogs.report(item.stash[_STARTED_AT]) if helpers is not None else ""
+    text = helpers.NodeLogs.report(item.stash[_STARTED_AT], item.stash.get(_ALIVE_AT_START, [])) \
+        if helpers is not None else ""
     if text:
         report.sections.append(("node output (last lines of each process)", text))
 

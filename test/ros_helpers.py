@@ -154,9 +154,17 @@ class NodeLogs:
         cls._started.append((time.monotonic(), label, str(path), proc))
 
     @classmethod
-    def report(cls, since: float, lines: int = 30) -> str:
-        """The output tails of the processes started after `since` or still running."""
-        cls._started = [entry for entry in cls._started if entry[3].poll() is None or entry[0] >= since]
+    def alive(cls) -> list[subprocess.Popen]:
+        """The processes running now (a test's start: a module fixture's nodes it may outlive)."""
+        return [entry[3] for entry in cls._started if entry[3].poll() is None]
+
+    @classmethod
+    def report(cls, since: float, alive_then=(), lines: int = 40) -> str:
+        """The output tails of the processes started after `since`, running at `since`
+        (`alive_then`, from alive()) or still running."""
+        keep = {id(proc) for proc in alive_then}
+        cls._started = [entry for entry in cls._started
+                        if entry[3].poll() is None or entry[0] >= since or id(entry[3]) in keep]
         out = []
         for _, label, path, proc in cls._started:
             try:
@@ -212,7 +220,9 @@ def node_process(parent_pid: int, name: str):
 
 
 def stop_processes(procs) -> None:
-    """SIGINT every process still running (None entries skipped), then wait; kill what lingers past 10 s."""
+    """SIGINT every process still running (None entries skipped), then wait; one that lingers past
+    10 s is asked for its threads' stacks (SIGUSR1: node_main's faulthandler, into its output) and
+    then killed, so the failing test's report says where it hung."""
     procs = [p for p in procs if p is not None]
     for proc in procs:
         if proc.poll() is None:
@@ -221,6 +231,11 @@ def stop_processes(procs) -> None:
         try:
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGUSR1)
+            try:
+                proc.wait(timeout=2)  # faulthandler writes at once; the node stays where it is
+            except subprocess.TimeoutExpired:
+                pass
             proc.kill()
             proc.wait()
 

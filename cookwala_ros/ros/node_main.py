@@ -7,10 +7,15 @@ external shutdown end it cleanly with status 0.
 `graceful_signals=True` keeps the ROS context alive through SIGINT/SIGTERM until the node's
 `close()` has run: rclpy's own handler shuts the context down inside the signal, after which a
 node can no longer publish its last words (the executor's halt and its goodbye heartbeat).
+
+`kill -USR1 <pid>` prints every thread's Python stack to the node's stderr and the node goes on:
+a node that does not exit, or stops answering, says where it is (the tests do this before they
+kill a node that lingers).
 """
 
 from __future__ import annotations
 
+import faulthandler
 import gc
 import signal
 import sys
@@ -54,6 +59,7 @@ def run_node(
     `close()` method has it called before it is destroyed; with graceful signals, one with a
     `prepare_close()` has that called first, before its running callbacks are waited for.
     """
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     if graceful_signals:
         from rclpy.signals import SignalHandlerOptions
 
