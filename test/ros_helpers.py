@@ -50,14 +50,27 @@ class RosHarness:
         rclpy.init(context=self.context)
         self.executor = MultiThreadedExecutor(num_threads=threads, context=self.context)
         self._nodes: list[Node] = []
+        self._closing = False
+        self.errors: list[str] = []  # callbacks that raised (each also printed to stderr)
         self._thread = threading.Thread(target=self._spin, name="ros-harness", daemon=True)
         self._thread.start()
 
     def _spin(self) -> None:
-        try:
-            self.executor.spin()
-        except Exception:  # shutdown races (ExternalShutdownException, destroyed handles)
-            pass
+        """Spin until close(). The executor re-raises a callback's exception from spin(); one
+        (an action server's callback finding its server destroyed by the test) used to end this
+        thread silently, and every later test of the module then waited for messages that no
+        longer arrived. The error is printed and kept, and the spin goes on."""
+        while not self._closing and self.context.ok():
+            try:
+                self.executor.spin()
+            except Exception:  # shutdown races (ExternalShutdownException, destroyed handles) included
+                if self._closing or not self.context.ok():
+                    return
+                import sys
+                import traceback
+
+                self.errors.append(traceback.format_exc())
+                print(f"ros harness: a callback raised; spinning on:\n{self.errors[-1]}", file=sys.stderr)
 
     def add(self, node: Node) -> Node:
         """Spin a node created with context=harness.context; it is destroyed on close."""
@@ -86,6 +99,7 @@ class RosHarness:
         return wait_for(lambda: publisher.get_subscription_count() >= count, timeout)
 
     def close(self) -> None:
+        self._closing = True
         self.executor.shutdown(timeout_sec=2.0)
         for node in self._nodes:
             try:
