@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cookwala_ros.core import units
+from cookwala_ros.core import units, vocab
 
 # envelope medium -> what the hob's pot holds
 HEATER_MEDIUM = {"water": "water", "steam": "water", "pressure": "water", "oil": "oil", "air": "air",
@@ -20,6 +20,16 @@ DEFAULT_MEDIUM = "water"
 MIN_MASS_KG = 0.05
 MASS_CHANGE = 0.05  # a relative mass change below this is the same contents
 MASS_MATCH = 0.01  # a hob reporting its contents holds the set-up within this share of the mass
+
+
+def is_heat_step(op_id: str) -> bool:
+    """Ops the hob heats for: the heat family, and hot holding."""
+    if not vocab.is_known_op(op_id):
+        return False
+    record = vocab.op(op_id)
+    env = record.get("envelope") or {}
+    heats = "heat" in (record.get("families") or []) or op_id == "cw.op.hold"
+    return heats and "tempBandC" in env and env.get("medium") in (set(HEATER_MEDIUM) | {"product"})
 
 
 def servings_factor(recipe: dict, servings: Any) -> float:
@@ -99,9 +109,6 @@ class PotCook:
 
     def step(self, node_id: str | None) -> dict | None:
         """New contents when `node_id` is a heat step that changes what the pot holds."""
-        from cookwala_ros.core import vocab
-        from cookwala_ros.core.steps import is_heat_step
-
         if node_id == self._node:
             return None
         self._node = node_id

@@ -4,7 +4,8 @@ Each runner is ticked by `RecipeRun` with the latest observation and the seconds
 tick; `active=False` means the run is paused or waiting for a person: a heat step then keeps
 holding its temperature but its clock does not run. A tick returns a `Verdict`: go on, done,
 a person is needed (why), or abort safely (why). Runners talk to the run only through the
-small set of methods `RecipeRun` gives them (read, emit, heater, arm, recorder).
+small set of members `RunPorts` names (`engine.RecipeRun` has them), so this module does not
+import the engine that imports it.
 
 Truth of a heat step (issue 16): a step whose medium never entered its envelope band ends with
 `envelopeOk: false` and a `temperature_excursion` deviation, and it asks a person to check the
@@ -21,17 +22,18 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from cookwala_ros.core import conditions, heat_control, ladder, motion, plausibility, vocab
 from cookwala_ros.core.conditions import MET, MET_BY_TIME, PENDING, TIMED_OUT
 from cookwala_ros.core.execution_log import StepRecorder
-from cookwala_ros.core.pot import HEATER_MEDIUM  # noqa: F401 (re-exported)
-from cookwala_ros.core.run_types import Observation
+from cookwala_ros.core.heat_control import PIController
+from cookwala_ros.core.heat_model import ThermalEstimate
+from cookwala_ros.core.pot import HEATER_MEDIUM, is_heat_step  # noqa: F401 (re-exported)
+from cookwala_ros.core.run_types import Observation, RunConfig
 
 if TYPE_CHECKING:  # pragma: no cover
     from cookwala_ros.core.dryrun import NodePlan
-    from cookwala_ros.core.engine import RecipeRun
 
 # envelope medium -> the sensor that measures it
 MEDIUM_SENSOR = {"water": "cw.sense.liquid_temp", "steam": "cw.sense.chamber_temp", "pressure": "cw.sense.liquid_temp",
@@ -60,14 +62,28 @@ GO_ON = Verdict("continue")
 DONE = Verdict("done")
 
 
-def is_heat_step(op_id: str) -> bool:
-    """Ops the hob heats for: the heat family, and hot holding."""
-    if not vocab.is_known_op(op_id):
-        return False
-    record = vocab.op(op_id)
-    env = record.get("envelope") or {}
-    heats = "heat" in (record.get("families") or []) or op_id == "cw.op.hold"
-    return heats and "tempBandC" in env and env.get("medium") in (set(HEATER_MEDIUM) | {"product"})
+class RunPorts(Protocol):
+    """What a step runner uses of the run that ticks it: the runners' contract with
+    `engine.RecipeRun`, which imports this module (so this one must not import the engine)."""
+
+    config: RunConfig
+    estimate: ThermalEstimate
+    controller: PIController
+    setup_at: float | None  # when the pot's contents last changed [s, run clock]
+    awaiting_contents: bool  # this tick, the hob still shows the pot's old contents
+
+    def read(self, obs: Observation, sensor_id: str) -> float | None: ...
+    def available_sensors(self, obs: Observation) -> list[str]: ...
+    def iso(self, now_s: float) -> str: ...
+    def deviation(self, runner: StepRunner, kind: str, detail: str) -> None: ...
+    def incident(self, runner: StepRunner | None, incident_type: str, detail: str) -> None: ...
+    def check_limits(self, runner: StepRunner, medium: str | None, value: float) -> Verdict | None: ...
+    def heater_power(self, watts: float) -> None: ...
+    def heater_off(self) -> None: ...
+    @property
+    def heater_setup(self) -> dict | None: ...  # what the hob's pot holds
+    def heater_setup_for(self, node: dict, env_medium: str | None, obs: Observation) -> None: ...
+    def arm_to(self, pose: str) -> None: ...
 
 
 class StepRunner:
@@ -75,7 +91,7 @@ class StepRunner:
 
     kind = "timed"
 
-    def __init__(self, run: "RecipeRun", node: dict, plan: "NodePlan", index: int):
+    def __init__(self, run: "RunPorts", node: dict, plan: "NodePlan", index: int):
         self.run = run
         self.node = node
         self.plan = plan
@@ -516,7 +532,7 @@ class HeatStep(StepRunner):
         return super().progress()
 
 
-def runner_for(run: "RecipeRun", node: dict, plan: "NodePlan", index: int) -> StepRunner:
+def runner_for(run: "RunPorts", node: dict, plan: "NodePlan", index: int) -> StepRunner:
     if plan.by == "human":
         return HumanStep(run, node, plan, index)
     if is_heat_step(node["op"]):

@@ -156,3 +156,100 @@ def test_the_sim_rule_sees_a_sim_import(tmp_path):
     assert _is_sim_node(PACKAGE / "ros" / "heater_sim_node.py") and not _is_sim_node(PACKAGE / "ros" / "executor_node.py")
     closure = _closure("cookwala_ros.ros.arm_sim_node")
     assert "cookwala_ros.sim.arm_model" in closure  # the closure follows into the sim package
+
+
+# No import cycles in cookwala_ros (issue 14): a cycle hides which module is the lower layer, and
+# two modules that need each other are one concept split in two or miss a contract between them
+# (the engine and its step runners: steps.RunPorts). Every import counts, a function's and one
+# under `if TYPE_CHECKING` too; `from pkg import name` is an edge to pkg.name when that is a module.
+
+
+def import_graph(root: pathlib.Path, package: str) -> dict[str, set[str]]:
+    """Module -> the modules of `package` (under `root`, its parent directory) it imports."""
+    modules = {}
+    for path in (root / package).rglob("*.py"):
+        parts = path.relative_to(root).with_suffix("").parts
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+
+    def module_of(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        edges: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                targets = [f"{node.module}.{alias.name}" if f"{node.module}.{alias.name}" in modules else node.module
+                           for alias in node.names]
+            else:
+                continue
+            edges.update(m for m in map(module_of, (t for t in targets if t.split(".")[0] == package)) if m)
+        edges.discard(name)
+        graph[name] = edges
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, edges = work[-1]
+            for nxt in edges:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(sorted(graph.get(nxt, ())))))
+                    break
+                if nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+    return found
+
+
+def test_the_import_graph_has_no_cycle():
+    graph = import_graph(PACKAGE.parent, "cookwala_ros")
+    assert len(graph) > 100 and "cookwala_ros.core.steps" in graph["cookwala_ros.core.engine"]
+    assert import_cycles(graph) == []
+
+
+def test_the_cycle_check_sees_a_cycle_through_a_package_import_and_type_checking(tmp_path):
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "sub" / "a.py").write_text("from pkg.sub import b\n")
+    (pkg / "sub" / "b.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.sub.c import C\n")
+    (pkg / "sub" / "c.py").write_text("def f():\n    import pkg.sub.a\n")
+    (pkg / "d.py").write_text("import os\nfrom pkg.sub import a\n")
+    graph = import_graph(tmp_path, "pkg")
+    assert graph["pkg.sub.a"] == {"pkg.sub.b"} and graph["pkg.d"] == {"pkg.sub.a"}
+    assert import_cycles(graph) == [["pkg.sub.a", "pkg.sub.b", "pkg.sub.c"]]
