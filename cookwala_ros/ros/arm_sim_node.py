@@ -9,7 +9,11 @@ nothing; an accepted one replaces the old one. A stop is a hold point
 (config/robot/). The model steps on the ROS clock, so under `use_sim_time` it follows /clock at
 any real-time factor. With `clock_mode` lockstep (sim_clock's) it steps once per /clock message
 instead and reports each step done; between steps it re-publishes its joint states on the
-steady clock (`steady_rate_hz`), so a slow step never looks like a dead driver.
+steady clock (`steady_rate_hz`), so a slow step never looks like a dead driver. It never moves
+slower than real time: when /clock has not stepped for `stall_s` (wall) while the arm moves, it
+moves on with the steady clock, as a real arm does, and lets /clock catch up. A stop's braking
+(the monitor times it on the steady clock: 0.5 s) so ends in time however long a step takes on a
+loaded host; steps that come faster than that leave the trace exactly as lock-step makes it.
 
 Faults for safety tests, settable while running (`ros2 param set /arm_sim fault.… …`):
 `fault.frozen_encoder`, `fault.stuck_joints` (comma-separated joint names),
@@ -18,8 +22,10 @@ Faults for safety tests, settable while running (`ros2 param set /arm_sim fault.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import threading
+import time
 
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
@@ -43,6 +49,7 @@ from cookwala_ros.robot.description import RobotDescriptionError, load_arm, load
 from cookwala_ros.sim.sim_time import SimTime
 
 NODE_NAME = "arm_sim"
+STALL_CHECK_S = 0.02  # how often a moving lock-step arm looks whether /clock stalled [s, steady]
 TRAJECTORY_TOPIC = names.ARM_TRAJECTORY  # defaults; a device file may rename them
 JOINT_STATES_TOPIC = names.JOINT_STATES
 
@@ -57,6 +64,9 @@ PARAMETERS = (
     clock_mode_param("the arm steps"),
     ParamSpec("steady_rate_hz", 10.0, "In lockstep: joint states are re-published this often on the steady clock "
               "between steps [Hz].", minimum=0.0, maximum=1000.0, exclusive_minimum=True),
+    ParamSpec("stall_s", 0.1, "In lockstep: after this long [s, wall] without a /clock step while the arm moves, it "
+              "moves on in real time (a real arm does not wait for the simulation); 0 = it waits for /clock.",
+              minimum=0.0, maximum=10.0),
     ParamSpec("control_period_s", 0.01, "Physics substep of the arm model [s] (the controller's update period).",
               minimum=0.0001, maximum=0.1),
     ParamSpec("fault.frozen_encoder", False, "Reported joint states stop updating while the arm keeps moving.",
@@ -128,8 +138,15 @@ class ArmSimNode(LeanEndpoints, Node):
         if values["clock_mode"] == "lockstep":
             self._timer.cancel()  # one state per /clock step instead
             self.stepper = StepParticipant(self, self._on_step, callback_group=self._group, idle=lambda: self.model.idle)
+            steady = Clock(clock_type=ClockType.STEADY_TIME)
             self.create_timer(1.0 / values["steady_rate_hz"], self._on_steady_tick, callback_group=self._group,
-                              clock=Clock(clock_type=ClockType.STEADY_TIME))
+                              clock=steady)
+            self._stall_s = float(values["stall_s"])
+            self._lead_s = 0.0  # model seconds simulated ahead of /clock while it stalled
+            self._stepped_at = self._wall_mark = time.monotonic()  # the last step; the last real-time advance
+            self._stall_timer = self.create_timer(STALL_CHECK_S, self._on_stall_check, callback_group=self._group,
+                                                  clock=steady)
+            self._stall_timer.cancel()  # runs while the arm moves
         self.get_logger().info(
             f"{len(arm.joint_names)} joints at pose {values['initial_pose']!r}; "
             f"trajectories on {self._subscription.topic_name}, states on {self._publisher.topic_name}"
@@ -175,18 +192,27 @@ class ArmSimNode(LeanEndpoints, Node):
         return max(self.stepper.t_ns, 0) if self.stepper is not None else self.get_clock().now().nanoseconds
 
     def _advance(self) -> None:
-        """Bring the model to the current ROS time (call with the lock held)."""
+        """Bring the model to the current ROS time (call with the lock held); what it already
+        simulated in real time during a stall of /clock is not simulated twice."""
         step = self._sim_time.advance(self._now_ns())
-        if step.seconds > 0:
-            self.model.step(step.seconds)
-        self.model.time = step.model_time
+        seconds = step.seconds
+        if self.stepper is not None and self._lead_s > 0:
+            caught_up = min(self._lead_s, seconds)
+            self._lead_s -= caught_up
+            seconds -= caught_up
+        if seconds > 0:
+            self.model.step(seconds)
+        self.model.time = step.model_time + (self._lead_s if self.stepper is not None else 0.0)
         if step.skipped:
             self.get_logger().warning(f"clock jumped ahead: {step.skipped:.1f} s not simulated")
 
     def _publish(self) -> None:
         sample = self.model.measured()
         msg = JointState()
-        msg.header.stamp = Time(nanoseconds=self._now_ns()).to_msg()
+        # stamped with the time the state describes: ahead of /clock by what a stall let the arm
+        # move on (a halt planned from it must not extrapolate motion the arm already made)
+        lead_ns = int(self._lead_s * 1e9) if self.stepper is not None else 0
+        msg.header.stamp = Time(nanoseconds=self._now_ns() + lead_ns).to_msg()
         msg.name = list(self.arm.joint_names)
         msg.position = sample.positions.tolist()
         msg.velocity = sample.velocities.tolist()
@@ -202,14 +228,24 @@ class ArmSimNode(LeanEndpoints, Node):
             return
         with self._lock:
             self._advance()
+            was_idle = self.model.idle
+            trajectory = trajectory_from_msg(msg, self._sim_time)
+            if self.stepper is not None and trajectory.start_time is not None:
+                # stamped on /clock, which the model is ahead of
+                trajectory = dataclasses.replace(trajectory, start_time=trajectory.start_time + self._lead_s)
             try:
-                accepted = self.model.command(trajectory_from_msg(msg, self._sim_time))
+                accepted = self.model.command(trajectory)
             except TrajectoryError as exc:
                 self.get_logger().error(f"rejected trajectory: {exc}")
                 return
             self._publish()  # the state at the moment the command took effect
         if accepted and self.stepper is not None:
             self.stepper.wake()  # lock-step: a resting arm asked to be stepped seconds from now; it moves now
+            if self._stall_s > 0 and self._stall_timer.is_canceled():
+                with self._lock:
+                    if was_idle:  # a stall counts from when there was motion to wait for
+                        self._stepped_at = self._wall_mark = time.monotonic()
+                self._stall_timer.reset()
         if not accepted:
             self.get_logger().debug("trajectory dropped (fault.ignore_commands)")
 
@@ -219,7 +255,22 @@ class ArmSimNode(LeanEndpoints, Node):
             self._publish()
 
     def _on_step(self, t_ns: int) -> None:
+        self._stepped_at = self._wall_mark = time.monotonic()
         self._on_tick()
+
+    def _on_stall_check(self) -> None:
+        """Lock-step, while the arm moves: past `stall_s` without a step, move on in real time."""
+        with self._lock:
+            if self.model.idle:
+                self._stall_timer.cancel()
+                return
+            now = time.monotonic()
+            if now - self._stepped_at < self._stall_s:
+                return
+            self.model.step(now - self._wall_mark)
+            self._lead_s += now - self._wall_mark
+            self._wall_mark = now
+            self._publish()
 
     def _on_steady_tick(self) -> None:
         """Lock-step: the joint states as of the current step, however slow the steps."""

@@ -122,6 +122,7 @@ class SimClockNode(LeanEndpoints, Node):
                                                  qos.clock_step_report(depth=100), callback_group=group)
         self._pace_timer = self.create_timer(1.0, self._on_pace, callback_group=group, clock=steady)
         self._pace_timer.cancel()
+        self._pace_due = 0  # steady time the armed pace timer fires at [ns]
         self.create_timer(min(RESEND_S, values["lockstep_grace_s"] / 4), self._on_watch, callback_group=group, clock=steady)
         self._publish(self.t_ns)
         self.get_logger().info(
@@ -189,9 +190,13 @@ class SimClockNode(LeanEndpoints, Node):
         next_ns = self.gate.next_step(self.t_ns, self.step_ns)
         due = self._published_at + int((next_ns - self.t_ns) / factor)
         if now < due:
-            if self._pace_timer.is_canceled():
+            # a wake shortly after an idle jump brings the next step forward: the timer armed for
+            # the jump (IDLE_STEP_S / real_time_factor away) must not hold it back
+            if self._pace_timer.is_canceled() or due < self._pace_due:
+                self._pace_timer.cancel()
                 self._pace_timer.timer_period_ns = due - now
                 self._pace_timer.reset()
+                self._pace_due = due
             return
         self.t_ns = next_ns
         self.steps += 1

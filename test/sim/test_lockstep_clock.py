@@ -233,6 +233,45 @@ def test_a_trajectory_to_a_resting_arm_brings_the_fine_steps_back_at_once():
         assert all(b - a == STEP_NS for a, b in zip(moving, moving[1:4])), moving[:5]
 
 
+@pytest.mark.parametrize("stall_s", [0.1, 0.0])
+def test_a_lockstep_arm_never_moves_slower_than_real_time(stall_s):
+    """/clock stalls (a participant never finishes its step, as a starved process would): the arm,
+    commanded 0.3 rad in 1 s, gets there on the steady clock all the same, as a real arm would (a
+    stop's braking must end in wall time: the monitor's 0.5 s). With stall_s 0 it waits for /clock."""
+    from sensor_msgs.msg import JointState
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    from cookwala_ros.ros.arm_sim_node import ArmSimNode
+
+    with RosHarness() as ros:
+        held = Held(ros)
+        arm = ros.add(ArmSimNode(context=ros.context, parameter_overrides=[
+            Parameter("use_sim_time", value=True), Parameter("clock_mode", value="lockstep"),
+            Parameter("stall_s", value=stall_s)]))
+        probe = ros.node("probe")
+        states: list = []
+        probe.create_subscription(JointState, "/joint_states", states.append, qos.sensor(depth=1000))
+        publisher = probe.create_publisher(JointTrajectory, "/arm_controller/joint_trajectory", qos.command())
+        clock = lockstep_clock(ros, expect="held, arm_sim")  # the first step waits for both: held holds it
+        assert ros.wait_for(lambda: held.steps and arm.stepper.steps >= 1, timeout=10.0)
+        assert ros.wait_for(lambda: publisher.get_subscription_count() > 0, timeout=10.0)
+        stalled_at = clock.t_ns
+        start = float(arm.model.measured().positions[0])
+        point = JointTrajectoryPoint(positions=[float(q) + (0.3 if i == 0 else 0.0)
+                                                for i, q in enumerate(arm.model.measured().positions)])
+        point.time_from_start.sec = 1
+        publisher.publish(JointTrajectory(joint_names=list(arm.arm.joint_names), points=[point]))
+        arrived = ros.wait_for(lambda: states and abs(states[-1].position[0] - (start + 0.3)) < 1e-3
+                               and max(abs(v) for v in states[-1].velocity) == 0.0, timeout=3.0)
+        assert clock.t_ns == stalled_at and held.steps == [stalled_at]  # /clock never moved
+        if stall_s:
+            assert arrived, states[-1] if states else "no joint states"
+            stamp = states[-1].header.stamp.sec * 1_000_000_000 + states[-1].header.stamp.nanosec
+            assert stamp - stalled_at >= 0.9e9, stamp - stalled_at  # the time the state describes, not /clock's
+        else:
+            assert not arrived and abs(arm.model.measured().positions[0] - start) < 1e-9
+
+
 def test_heat_commanded_to_an_idle_hob_brings_the_fine_steps_back_at_once():
     """The same for the hob: off, it asks to be stepped IDLE_STEP_S from now; heat commanded
     meanwhile with nobody else busy is simulated from the next step on, in fine steps."""
