@@ -33,7 +33,6 @@ __all__ = ["RecipeRun", "Observation", "Commands", "RunConfig"]
 
 PAN_SENSOR = "cw.sense.pan_surface_temp"
 HEATER_RESEND_S = 1.0  # re-send an unchanged heater command this often (keep-alive)
-HOME_RESEND_S = 2.0  # preparing: an arm standing away from home gets the home command again this often
 CONTENTS_WAIT_S = 120.0  # longest wait [s, ROS time] for a hob that reports its contents to show a new set-up (a sim at 100x under load needs that)
 
 
@@ -377,8 +376,7 @@ class RecipeRun:
         if at_home:
             self._set_state("running")
             self._next_step(obs)
-        elif not obs.arm_moving and self._phase_s // HOME_RESEND_S > (self._phase_s - dt) // HOME_RESEND_S:
-            # the first command may have gone out before the arm controller was discovered
+        elif motion.resend_due(self._phase_s, dt, obs.arm_moving):
             self.arm_to(motion.HOME)
         if self.state == "preparing" and self._phase_s > self.config.motion_timeout_s:
             self.incident(None, "cw.incident.robot_stuck", "the arm did not reach its home pose")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Iterable
 
 HOME = "home"
+RESEND_S = 2.0  # a pose command the arm rests short of is sent again this often [s of the run's clock]
 
 # op -> poses in order (the arm ends each route above the hob, clear of the pan)
 ROUTES: dict[str, tuple[str, ...]] = {
@@ -45,6 +46,14 @@ def stir_route(available: Iterable[str]) -> list[str]:
     """Poses of one stir during a heat step with `params.stir`."""
     have = set(available)
     return _dedupe([p for p in STIR_ROUTE if p in have])
+
+
+def resend_due(since_s: float, dt: float, moving: bool) -> bool:
+    """Send a pose command again? Yes each RESEND_S after it was sent while the arm rests short of
+    the pose: a command can be lost (the safety monitor's gate drops one that waited in its queue
+    too long on a loaded host; the first one may go out before the arm controller is discovered),
+    and the arm would then wait for it forever. A moving arm is on its way."""
+    return not moving and since_s // RESEND_S > (since_s - dt) // RESEND_S
 
 
 def is_motion_op(op_id: str) -> bool:

@@ -253,7 +253,10 @@ class MotionStep(StepRunner):
             if obs.arm_pose == pose and not obs.arm_moving:
                 self.leg += 1
                 self.sent = False
-            elif self.leg_s > self.run.config.motion_timeout_s:
+            elif self.leg_s <= self.run.config.motion_timeout_s:
+                if motion.resend_due(self.leg_s, dt, obs.arm_moving):
+                    self.run.arm_to(pose)
+            else:
                 self.run.incident(self, "cw.incident.robot_stuck", f"arm did not reach pose {pose!r} within "
                                   f"{self.run.config.motion_timeout_s:g} s")
                 self.sent = False
@@ -301,6 +304,8 @@ class HeatStep(StepRunner):
         self.next_stir_s = self.stir_every_s or 0.0
         self.stir_leg: int | None = None
         self.stir_sent = False
+        self.stir_leg_s = 0.0  # since the current stir pose was commanded
+        self.stir_stuck = False  # a robot_stuck incident was reported for this step's stirring
 
     def start(self, obs: Observation) -> None:
         super().start(obs)
@@ -508,12 +513,22 @@ class HeatStep(StepRunner):
         pose = self.stir_route[self.stir_leg]
         if not self.stir_sent and not (obs.arm_pose == pose and not obs.arm_moving):
             self.run.arm_to(pose)
-            self.stir_sent = True
+            self.stir_sent, self.stir_leg_s = True, 0.0
         elif obs.arm_pose == pose and not obs.arm_moving:
             self.stir_leg += 1
             self.stir_sent = False
             if self.stir_leg >= len(self.stir_route):
                 self.stir_leg = None
+        else:
+            self.stir_leg_s += dt
+            if self.stir_leg_s > self.run.config.motion_timeout_s:
+                if not self.stir_stuck:  # once per step; heat goes on, the next stir tries again
+                    self.stir_stuck = True
+                    self.run.incident(self, "cw.incident.robot_stuck", f"arm did not reach stir pose {pose!r} "
+                                      f"within {self.run.config.motion_timeout_s:g} s; stirring skipped")
+                self.stir_leg, self.stir_sent = None, False
+            elif motion.resend_due(self.stir_leg_s, dt, obs.arm_moving):
+                self.run.arm_to(pose)
 
     def resend(self) -> None:
         self.stir_sent = False

@@ -13,7 +13,8 @@ Heat and motion that waited in the gate's queue longer than `MAX_AGE_S` (by thei
 timestamp: a monitor descheduled on a loaded host, then catching up) are dropped, not forwarded:
 replayed late, an executor's queued keep-alives would refresh the hob's dead-man for an executor
 that may have died meanwhile (a kill under load read 0 W only 1.01 s later, the dead-man's 0.5 s
-restarted by the backlog). The executor re-sends every 50 ms, so a fresh command follows at once.
+restarted by the backlog). The executor re-sends heat every 50 ms, so a fresh command follows at
+once, and a pose command while the arm rests short of the pose (`core.motion.resend_due`).
 
 The same pattern as Nav2's collision monitor, which sits between the controller and the base.
 """
