@@ -2,9 +2,10 @@
 
 `KitchenWatch` is an rclpy node in its own context, spun in its own thread, that records what
 is on the wire with a steady-clock time (time.monotonic): for the heat (commands and the hob's
-state) the time it was sent (its DDS source timestamp, so the observer's own scheduling does not
-count); for the arm, the status and the events the time it arrived (a halt trajectory is judged
-against the joint states received before it): every
+state) and the arm (trajectories and joint states) the time it was sent (its DDS source
+timestamp, so the order on the wire counts, not when this observer got round to it: a
+trajectory forwarded just before a stop and received after the hob's 0 W came before the stop);
+for the status and the events the time it arrived: every
 HeaterCommand and JointTrajectory (with the publishing node, found from the publisher's gid, and
 the command's `source` field where it has one), /heater/state, the fastest joint in
 /joint_states, the monitor's /cookwala/safety/status and /cookwala/events. It also plays the
@@ -165,7 +166,7 @@ class KitchenWatch:
         # judged against the states published before it was sent, which this observer may receive
         # only later (it lags under load, and 5 ms of lag is 0.1 s of motion on a 20x sim)
         self._published: collections.deque = collections.deque(maxlen=20000)
-        self._unjudged: list[tuple[JointTrajectory, float, float]] = []  # (msg, sent, received)
+        self._unjudged: list[tuple[JointTrajectory, float, float, TrajCmd]] = []  # (msg, sent, received, record)
         self.status: SafetyStatus | None = None
         self._publishers: dict[tuple[str, bytes], str] = {}
         node.create_subscription(HeaterCommand, HEATER_COMMAND_TOPIC, self._on_heat_cmd, qos.command(100))
@@ -212,17 +213,19 @@ class KitchenWatch:
             self.heat_cmds.append(cmd)
 
     def _on_trajectory(self, msg: JointTrajectory, info) -> None:
-        t = time.monotonic()
+        received, sent = time.monotonic(), sent_at(info)
         with self._lock:
-            recent = [p for at, p in self._recent if at >= t - RECENT_S] or [p for _, p in list(self._recent)[-1:]]
+            recent = [p for at, p in self._recent if at >= received - RECENT_S] or [p for _, p in list(self._recent)[-1:]]
         deviation = hold_deviation(msg, recent)
         end = msg.points[-1].time_from_start if msg.points else None
-        cmd = TrajCmd(t, len(msg.points), deviation, self._publisher(TRAJECTORY_TOPIC, info),
+        # on the wire when it was sent: a command the gate forwarded just before the stop but that
+        # reached this observer after the hob's 0 W is not a command after the stop
+        cmd = TrajCmd(sent, len(msg.points), deviation, self._publisher(TRAJECTORY_TOPIC, info),
                       end.sec + end.nanosec * 1e-9 if end else 0.0)
         with self._lock:
             self.trajectories.append(cmd)
             if msg.points:
-                self._unjudged.append((msg, sent_at(info), t))
+                self._unjudged.append((msg, sent, received, cmd))
 
     def _judge_trajectories(self) -> None:
         """JUDGE_AFTER_S after each trajectory arrived: its deviation from the arm's states published
@@ -232,13 +235,13 @@ class KitchenWatch:
             due = [u for u in self._unjudged if now - u[2] >= JUDGE_AFTER_S]
             self._unjudged = [u for u in self._unjudged if now - u[2] < JUDGE_AFTER_S]
             published = list(self._published)
-        for msg, sent, received in due:
+        for msg, sent, _received, judged in due:
             deviation = deviation_when_sent(msg, published, sent)
             if deviation is None:
                 continue  # nothing published in that window reached us: the receipt-time verdict stands
-            with self._lock:  # found by its receipt time: forget_before() may have shifted the list
+            with self._lock:  # found by identity: forget_before() may have shifted the list
                 for i, cmd in enumerate(self.trajectories):
-                    if cmd.t == received:
+                    if cmd is judged:
                         self.trajectories[i] = dataclasses.replace(cmd, deviation_rad=deviation)
                         break
 
@@ -248,13 +251,13 @@ class KitchenWatch:
             self.heater.append(Sample(t, float(msg.power_w)))
 
     def _on_joints(self, msg: JointState, info) -> None:
-        t = time.monotonic()
+        received, sent = time.monotonic(), sent_at(info)
         fastest = max((abs(v) for v in msg.velocity), default=0.0)
         state = (dict(zip(msg.name, msg.position)), dict(zip(msg.name, msg.velocity)))
         with self._lock:
-            self.joints.append(Sample(t, fastest))
-            self._recent.append((t, state))
-            self._published.append((sent_at(info), state))
+            self.joints.append(Sample(sent, fastest))  # when the arm published it, like every record
+            self._recent.append((received, state))
+            self._published.append((sent, state))
 
     def _on_safety(self, msg: SafetyStatus) -> None:
         t = time.monotonic()
@@ -312,6 +315,23 @@ class KitchenWatch:
             hot = any(s.t >= t and s.value >= min_power_w for s in reversed(self.heater[-50:]))
             moving = any(s.t >= t and s.value >= min_speed for s in reversed(self.joints[-50:]))
         return hot and moving
+
+    def describe_since(self, t: float) -> str:
+        """What the hob and the arm did since `t` (steady clock): why a cook did not get going."""
+        now = time.monotonic()
+        with self._lock:
+            heater = [s for s in self.heater if s.t >= t]
+            joints = [s for s in self.joints if s.t >= t]
+            cmds = [c for c in self.heat_cmds if c.t >= t]
+            trajs = [c for c in self.trajectories if c.t >= t]
+        def span(samples, unit):
+            if not samples:
+                return "none"
+            return (f"{len(samples)}, max {max(s.value for s in samples):.3g} {unit}, last {samples[-1].value:.3g} "
+                    f"{unit} {now - samples[-1].t:.2f} s ago")
+        return (f"heater states {span(heater, 'W')}; joint states {span(joints, 'rad/s')}; "
+                f"{len(cmds)} heater commands (last {cmds[-1].describe() if cmds else '-'}), "
+                f"{len(trajs)} trajectories (last {trajs[-1].describe() if trajs else '-'})")
 
     def moving_now(self, min_speed: float) -> bool:
         with self._lock:

@@ -203,6 +203,12 @@ class StopTrials:
             time.sleep(0.05)
         raise TimeoutError(f"no execution accepted within {timeout_s:g} s: {last}")
 
+    def status_line(self, execution: str) -> str:
+        """The execution's status as the executor tells it (state, node, progress, what it waits for)."""
+        body = self.http.get(f"/v1/executions/{execution}").json()
+        return ", ".join(f"{k} {body[k]}" for k in ("state", "seq", "updatedAt", "step", "humanNeeded")
+                         if body.get(k) is not None)
+
     def state(self, execution: str) -> str:
         return self.http.get(f"/v1/executions/{execution}").json()["state"]
 
@@ -279,7 +285,8 @@ class StopTrials:
             time.sleep(0.005)
         status = w.status
         why = (f"monitor {status.state_label} after {status.last_trigger}: {status.last_trigger_detail}"
-               if w.safety_label() != "armed" else "no hob power with arm motion within 30 s")
+               if w.safety_label() != "armed" else
+               f"no hob power with arm motion within 30 s (execution {self.status_line(execution)}; {w.describe_since(since)})")
         self.spurious.append(why)
         raise AssertionError(f"execution {execution} did not get cooking: {why}")
 
