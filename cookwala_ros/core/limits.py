@@ -13,6 +13,7 @@ import json
 import math
 from typing import Any, Iterable
 
+from cookwala_ros import CORE_VERSION
 from cookwala_ros.core import vocab
 
 # Strongest first: when two merged limits name different actions, the stronger one is kept.
@@ -87,12 +88,12 @@ def merge_packs(*packs: dict) -> dict:
                 kept["id"] = limit.get("id", kept.get("id"))
             if "action" in limit or "action" in kept:
                 kept["action"] = _stronger_action(kept.get("action"), limit.get("action"))
-    first = packs[0]
+    first = packs[0]  # a pack that does not say its versions is taken as of the implemented standard
     return {
-        "core": first.get("core", "0.2.0"),
+        "core": first.get("core", CORE_VERSION),
         "kind": "SafetyLimits",
         "id": "+".join(str(p.get("id", f"pack{i}")) for i, p in enumerate(packs)),
-        "version": first.get("version", "0.2.0"),
+        "version": first.get("version", CORE_VERSION),
         "limits": [merged[k] for k in order],
         "disclaimer": "Merged from several packs; for each scope the stricter limit is kept.",
     }

@@ -13,6 +13,7 @@ import pathlib
 from dataclasses import dataclass, field
 from typing import Iterable, Protocol
 
+from cookwala_ros.core.run_types import RunConfig
 from cookwala_ros.device import (
     DeviceConfig,
     DeviceConfigError,
@@ -22,6 +23,10 @@ from cookwala_ros.device import (
 )
 
 DEFAULT_DATA_DIR = "~/.local/share/cookwala_ros"
+# RunConfig fields the service fills in itself (executor/service.py run_config): from the request ...
+PER_EXECUTION = frozenset({"execution_id", "recipe_ref", "recipe_hash", "servings"})
+# ... and from the device file; run_options may set the others
+SET_FROM_DEVICE = frozenset({"altitude_m", "poses", "max_heater_power_w", "device", "limits"})
 
 
 class LimitsUnknown(Exception):
@@ -114,9 +119,14 @@ class ExecutorConfig:
     max_heater_power_w: float = 2000.0
     heartbeat_interval_s: float = 1.0
     status_interval_s: float = 5.0  # readings refresh the stored status (a new seq) at most this often
-    run_options: dict = field(default_factory=dict)  # extra engine RunConfig fields
+    run_options: dict = field(default_factory=dict)  # engine RunConfig fields the device does not set
 
     def __post_init__(self) -> None:
+        known = {f.name for f in dataclasses.fields(RunConfig)} - PER_EXECUTION - SET_FROM_DEVICE
+        unknown = sorted(set(self.run_options) - known)
+        if unknown:
+            raise ValueError(f"run_options: {', '.join(map(repr, unknown))} is not an engine option this "
+                             f"executor lets you set; choose from {', '.join(sorted(known))}")
         self.data_dir = pathlib.Path(self.data_dir).expanduser()
         if self.library_dir is None:
             self.library_dir = self.data_dir / "recipes"

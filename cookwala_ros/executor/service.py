@@ -27,6 +27,7 @@ from cookwala_ros.core.canonical import CanonicalError
 from cookwala_ros.core.execution_log import TRACE_FIELD
 from cookwala_ros.core.limits import default_pack, merge_packs
 from cookwala_ros.core.request_checks import RequestContext, check_recalls
+from cookwala_ros.core.run_types import RunConfig
 from cookwala_ros.core.trust import document_hash
 from cookwala_ros.executor import events as ev
 from cookwala_ros.executor import single_node, untrusted
@@ -78,20 +79,20 @@ class _Active:
     extra: dict = field(default_factory=dict)
 
 
+def run_config(config: ExecutorConfig, execution_id: str, request: dict) -> RunConfig:
+    """The engine's RunConfig for one execution: the device's figures, the request's recipe and
+    servings, then `config.run_options` (names checked when the ExecutorConfig was made)."""
+    return RunConfig(execution_id=execution_id, recipe_ref=request["recipe"], recipe_hash=request["recipeHash"],
+                     servings=request.get("servings"), altitude_m=config.altitude_m, poses=tuple(config.poses),
+                     max_heater_power_w=config.max_heater_power_w, device=config.device_info, limits=config.limits,
+                     **config.run_options)
+
+
 def _default_run_factory(recipe: dict, plan: list, config: ExecutorConfig, start_s: float,
                          execution_id: str, request: dict) -> Any:
-    from cookwala_ros.core.engine import RecipeRun, RunConfig
+    from cookwala_ros.core.engine import RecipeRun
 
-    candidates = dict(
-        altitude_m=config.altitude_m, poses=tuple(config.poses),
-        max_heater_power_w=config.max_heater_power_w, max_power_w=config.max_heater_power_w,
-        execution_id=execution_id, recipe_ref=request["recipe"], recipe_hash=request["recipeHash"],
-        servings=request.get("servings"), device=config.device_info, device_info=config.device_info,
-        joint_names=config.joint_names, limits=config.limits,
-    )
-    candidates.update(config.run_options)
-    names = {f.name for f in dataclasses.fields(RunConfig)}
-    return RecipeRun(recipe, plan, RunConfig(**{k: v for k, v in candidates.items() if k in names}), start_s)
+    return RecipeRun(recipe, plan, run_config(config, execution_id, request), start_s)
 
 
 class ExecutorService:

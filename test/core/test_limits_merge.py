@@ -81,3 +81,12 @@ def test_bad_packs_name_the_field():
     with pytest.raises(ValueError, match="limits/0/max"):
         limits.check_pack({"limits": [_limit("x", max="200")]})
     assert limits.merge_packs()["id"] == "cookwala-default"
+
+
+def test_a_merged_pack_that_does_not_say_its_versions_is_of_the_implemented_standard():
+    from cookwala_ros import CORE_VERSION
+
+    bare = {"kind": "SafetyLimits", "id": "bare", "limits": [_limit("a", max=200, unit="degC")], "disclaimer": "t"}
+    merged = limits.merge_packs(bare, _pack("other"))
+    assert merged["core"] == merged["version"] == CORE_VERSION
+    assert limits.merge_packs(_pack("first"), bare)["core"] == "0.2.0"  # what the first pack says

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import pathlib
+import re
 
 PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "cookwala_ros"
 ROS_DIR = PACKAGE / "ros"
@@ -253,3 +254,67 @@ def test_the_cycle_check_sees_a_cycle_through_a_package_import_and_type_checking
     graph = import_graph(tmp_path, "pkg")
     assert graph["pkg.sub.a"] == {"pkg.sub.b"} and graph["pkg.d"] == {"pkg.sub.a"}
     assert import_cycles(graph) == [["pkg.sub.a", "pkg.sub.b", "pkg.sub.c"]]
+
+
+# Inside core/ (issue 14): the run (engine, steps) stands on admission (dryrun and the request
+# checks), which stands on the domain rules and on trust, which stand on the foundations (data,
+# formats, units). A module imports from its own tier or one its tier stands on, never upwards;
+# a new module of core/ must be given a tier here, which is where a reader finds its place.
+CORE_TIERS = {
+    "foundation": ("vocab", "schemas", "json_limits", "versions", "timestamps", "canonical", "keys", "units"),
+    "trust": ("trust", "disclosure", "conformance", "ledger", "certification"),
+    "domain": ("conditions", "heat_model", "presence", "motion", "execution_log", "limits", "allergens",
+               "plausibility", "lifecycle", "run_types", "ladder", "pot", "envelope", "sensor_trust", "heat_control"),
+    "admission": ("request_checks", "dryrun"),
+    "run": ("steps", "engine"),
+}
+STANDS_ON = {
+    "foundation": (),
+    "trust": ("foundation",),
+    "domain": ("foundation",),
+    "admission": ("foundation", "trust", "domain"),
+    "run": ("foundation", "trust", "domain", "admission"),
+}
+
+
+def upward_imports(graph: dict[str, set[str]], prefix: str, tiers: dict, stands_on: dict) -> list[str]:
+    """Imports between modules under `prefix` that go to a tier the importer does not stand on,
+    and modules with no tier."""
+    tier_of = {f"{prefix}.{module}": tier for tier, modules in tiers.items() for module in modules}
+    problems = [f"{name}: no tier (add it to CORE_TIERS)" for name in sorted(graph)
+                if name.startswith(prefix + ".") and name not in tier_of]
+    for name in sorted(set(graph) & set(tier_of)):
+        mine = tier_of[name]
+        problems += [f"{name} ({mine}) imports {target} ({tier_of[target]}), a tier it does not stand on"
+                     for target in sorted(graph[name]) if target in tier_of
+                     and tier_of[target] != mine and tier_of[target] not in stands_on[mine]]
+    return problems
+
+
+def test_core_modules_import_only_their_tier_and_the_tiers_below():
+    graph = import_graph(PACKAGE.parent, "cookwala_ros")
+    assert upward_imports(graph, "cookwala_ros.core", CORE_TIERS, STANDS_ON) == []
+
+
+def test_the_tier_check_names_an_upward_import_and_a_module_without_a_tier():
+    graph = {"p.core.vocab": {"p.core.engine"}, "p.core.engine": {"p.core.vocab"}, "p.core.trust": {"p.core.pot"},
+             "p.core.pot": set(), "p.core.new": set()}
+    tiers = {"foundation": ("vocab",), "trust": ("trust",), "domain": ("pot",), "run": ("engine",)}
+    stands_on = {"foundation": (), "trust": ("foundation",), "domain": ("foundation",), "run": ("foundation", "domain")}
+    assert upward_imports(graph, "p.core", tiers, stands_on) == [
+        "p.core.new: no tier (add it to CORE_TIERS)",
+        "p.core.trust (trust) imports p.core.pot (domain), a tier it does not stand on",
+        "p.core.vocab (foundation) imports p.core.engine (run), a tier it does not stand on"]
+
+
+def test_no_core_version_literal_in_the_package():
+    """The implemented version lives in one place (cookwala_ros.CORE_VERSION, issue 14): a "0.2.x"
+    string written into code drifts from it (StopRequests once said 0.2.0 while the logs said 0.2.1)."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path == PACKAGE / "__init__.py":  # CORE_VERSION itself
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and re.fullmatch(r"0\.2\.\d+", node.value):
+                found.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno}: {node.value!r}")
+    assert found == []
