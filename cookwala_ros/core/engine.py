@@ -24,8 +24,8 @@ from cookwala_ros.core.dryrun import NodePlan
 from cookwala_ros.core.execution_log import OUTCOME_FOR_STATE, LogBuilder, iso
 from cookwala_ros.core.heat_control import PIController
 from cookwala_ros.core.heat_model import ThermalEstimate
-from cookwala_ros.core.run_types import (Commands, HeaterFault, Observation, RunConfig, finite,  # noqa: F401
-                                         read_sensor)
+from cookwala_ros.core.run_types import (Commands, HeatCommand, HeaterFault, Observation, RunConfig,  # noqa: F401
+                                         finite, read_sensor)
 from cookwala_ros.core.steps import (SETUP_MEDIUM_SENSOR, HeatStep, HumanStep, MotionStep,
                                      StepRunner, Verdict, runner_for)
 
@@ -91,7 +91,7 @@ class RecipeRun:
         self._was_armed: bool | None = None
         self._fault_handled = False
         self._arm_fault_handled = False
-        self._heater_last: tuple | None = None
+        self._heater_last: HeatCommand | None = None
         self._heater_last_at = -1e9
         self._setup: dict | None = None
         self._contents_shown = True  # the hob shows the set-up (or reports no contents)
@@ -183,17 +183,14 @@ class RecipeRun:
         return None
 
     def heater_power(self, watts: float) -> None:
-        self._heater(("power", round(float(watts), 1)))
+        self._heater(HeatCommand.power(round(float(watts), 1)))
 
     def heater_off(self) -> None:
-        self._heater(("off",))
+        self._heater(HeatCommand.off())
 
-    def _heater(self, command: tuple) -> None:
+    def _heater(self, command: HeatCommand) -> None:
         now = self._now()
-        last = self._heater_last
-        same = last is not None and last[0] == command[0] and (
-            len(command) == 1 or abs(last[1] - command[1]) < 1.0)
-        if same and now - self._heater_last_at < HEATER_RESEND_S:
+        if command.close_to(self._heater_last) and now - self._heater_last_at < HEATER_RESEND_S:
             return
         self._cmd.heater = command
         self._heater_last, self._heater_last_at = command, now
@@ -319,8 +316,7 @@ class RecipeRun:
 
     def _observe(self, obs: Observation, dt: float) -> None:
         power = finite(obs.heater_power_w)
-        power = power if power is not None else (self._heater_last[1] if self._heater_last and
-                                                 self._heater_last[0] == "power" else 0.0)
+        power = power if power is not None else (self._heater_last.power_w if self._heater_last else 0.0)
         self.awaiting_contents = self._await_contents(obs)
         if not self.is_final:
             self.builder.add_energy(power, dt)
@@ -410,8 +406,8 @@ class RecipeRun:
     def _tick_stopping(self, obs: Observation, dt: float) -> None:
         self._phase_s += dt
         first = not self._stop_sent
-        self._cmd.heater = ("off",)
-        self._heater_last, self._heater_last_at = ("off",), obs.now_s
+        self._cmd.heater = HeatCommand.off()
+        self._heater_last, self._heater_last_at = self._cmd.heater, obs.now_s
         if first or self._phase_s % 1.0 < dt:
             self._cmd.arm_halt = True
         self._stop_sent = True

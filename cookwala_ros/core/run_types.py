@@ -75,9 +75,44 @@ class Observation:
     pot_mass_kg: float | None = None
 
 
+class HeatMode(StrEnum):
+    OFF = "off"
+    POWER = "power"  # value: W
+    SETPOINT = "setpoint"  # value: °C
+
+
+@dataclass(frozen=True)
+class HeatCommand:
+    """What the engine asks of the hob: off, a power [W] or a setpoint [°C] (`value`)."""
+
+    mode: HeatMode
+    value: float = 0.0
+
+    @classmethod
+    def off(cls) -> "HeatCommand":
+        return cls(HeatMode.OFF)
+
+    @classmethod
+    def power(cls, watts: float) -> "HeatCommand":
+        return cls(HeatMode.POWER, float(watts))
+
+    @classmethod
+    def setpoint(cls, celsius: float) -> "HeatCommand":
+        return cls(HeatMode.SETPOINT, float(celsius))
+
+    @property
+    def power_w(self) -> float:
+        """The power it asks for [W]; 0 for off, and for a setpoint (the hob chooses that power)."""
+        return self.value if self.mode is HeatMode.POWER else 0.0
+
+    def close_to(self, other: "HeatCommand | None", tolerance: float = 1.0) -> bool:
+        """The same mode and a value within `tolerance` (no need to send it again at once)."""
+        return other is not None and other.mode is self.mode and abs(other.value - self.value) < tolerance
+
+
 @dataclass
 class Commands:
-    heater: tuple | None = None  # None (no change) | ("off",) | ("power", W) | ("setpoint", °C)
+    heater: HeatCommand | None = None  # None: no change
     arm_pose: str | None = None  # named pose to go to
     arm_halt: bool = False
 

@@ -65,7 +65,7 @@ from cookwala_msgs.msg import HeaterCommand, HeaterState, Presence, SafetyStatus
 from cookwala_msgs.srv import GetSafetyLimits, Stop
 from cookwala_ros.executor.config import LimitsUnknown
 from cookwala_ros.core.presence import counts_as_present
-from cookwala_ros.core.run_types import Commands, HeaterFault, Observation
+from cookwala_ros.core.run_types import Commands, HeatCommand, HeaterFault, HeatMode, Observation
 from cookwala_ros.ros import names, qos
 from cookwala_ros.robot.joint_trajectory import HaltPlan, HoldBuilder
 from cookwala_ros.ros.convert import MEDIUM_SENSORS, halt_trajectory_msg
@@ -473,7 +473,7 @@ class DeviceIO:
 
     def _publish_halt(self) -> None:
         """Heat off and the arm halted (caller holds _cmd_lock); always allowed."""
-        self.apply(Commands(heater=("off",), arm_halt=True))
+        self.apply(Commands(heater=HeatCommand.off(), arm_halt=True))
 
     def apply(self, commands: Commands) -> None:
         """Publish the engine's commands; under the stop latch only heat-off and the halt pass."""
@@ -512,13 +512,12 @@ class DeviceIO:
         # the monitor has the stop (it is stopped), or was just asked for it: never plan a second halt
         return alive and (holding or now - self._stop_asked_at < MONITOR_STOP_WAIT_S)
 
-    def _heater(self, command: tuple) -> None:
+    def _heater(self, command: HeatCommand) -> None:
         msg = HeaterCommand(stamp=self.node.get_clock().now().to_msg(), source=SOURCE)
-        kind = command[0]
-        if kind == "power":
-            msg.mode, msg.power_w = HeaterCommand.MODE_POWER, float(command[1])
-        elif kind == "setpoint":
-            msg.mode, msg.setpoint_c = HeaterCommand.MODE_SETPOINT, float(command[1])
+        if command.mode is HeatMode.POWER:
+            msg.mode, msg.power_w = HeaterCommand.MODE_POWER, command.value
+        elif command.mode is HeatMode.SETPOINT:
+            msg.mode, msg.setpoint_c = HeaterCommand.MODE_SETPOINT, command.value
         else:
             msg.mode = HeaterCommand.MODE_OFF
         if msg.mode != HeaterCommand.MODE_OFF and self._latch is not None:

@@ -8,6 +8,7 @@ from test_engine_kitchen import DATA, LIQUID, SimKitchen, load_json, make_run
 
 from cookwala_ros.core import lifecycle, schemas
 from cookwala_ros.core.engine import Observation, RecipeRun, RunConfig
+from cookwala_ros.core.run_types import HeatCommand
 
 
 def simmer_recipe() -> dict:
@@ -43,7 +44,7 @@ def test_stop_goes_through_stopping_to_stopped_with_heat_off_and_arm_halted():
     assert run.state == "stopping"
     assert run.status()["state"] == "stopping" and run.status()["stopReason"] == "operator pressed stop"
     first = run.tick(kitchen.observe())
-    assert first.heater == ("off",) and first.arm_halt is True
+    assert first.heater == HeatCommand.off() and first.arm_halt is True
     kitchen.apply(first)
     assert run.state == "stopping"  # not stopped before the hardware confirms
     kitchen.step()

@@ -16,6 +16,7 @@ import pytest
 
 from cookwala_ros.core import dryrun
 from cookwala_ros.core.engine import Commands, HeaterFault, Observation, RecipeRun, RunConfig
+from cookwala_ros.core.run_types import HeatCommand, HeatMode
 from cookwala_ros.core.pot import PotCook
 from cookwala_ros.sim.arm_model import ArmModel, Trajectory, TrajectoryPoint
 from cookwala_ros.sim.heater import HeaterMode, SimHeater
@@ -93,13 +94,13 @@ class SimKitchen:
         if not cmds.is_empty():
             self.commands.append(cmds)
         if cmds.heater:
-            kind = cmds.heater[0]
-            if kind == "off":
+            kind = cmds.heater.mode
+            if kind is HeatMode.OFF:
                 self.heater.command(HeaterMode.OFF)
-            elif kind == "power":
-                self.heater.command(HeaterMode.POWER, power_w=cmds.heater[1])
+            elif kind is HeatMode.POWER:
+                self.heater.command(HeaterMode.POWER, power_w=cmds.heater.value)
             else:
-                self.heater.command(HeaterMode.SETPOINT, setpoint_c=cmds.heater[1])
+                self.heater.command(HeaterMode.SETPOINT, setpoint_c=cmds.heater.value)
         if cmds.arm_halt:
             self.halts += 1
             self.arm.stop()
@@ -201,7 +202,7 @@ def soup() -> dict:
 def test_kitchen_applies_power_and_setup():
     kitchen = SimKitchen()
     kitchen.put_in_pot({"medium": "water", "mass_kg": 1.0, "lid": False})
-    kitchen.apply(Commands(heater=("power", 1500.0)))
+    kitchen.apply(Commands(heater=HeatCommand.power(1500.0)))
     for _ in range(50):
         kitchen.step()
     obs = kitchen.observe()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from cookwala_ros.core.pot import PotCook
-from cookwala_ros.core.run_types import Commands, HeaterFault, Observation
+from cookwala_ros.core.run_types import Commands, HeaterFault, HeatMode, Observation
 from cookwala_ros.executor.config import LimitsUnknown
 from cookwala_ros.sim.arm_model import ArmModel, Trajectory, TrajectoryPoint
 from cookwala_ros.sim.heater import HeaterMode, SimHeater
@@ -71,13 +71,13 @@ class Kitchen:
         if not commands.is_empty():
             self.commands.append(commands)
         if commands.heater is not None:
-            kind = commands.heater[0]
-            if kind == "off":
+            kind = commands.heater.mode
+            if kind is HeatMode.OFF:
                 self.heater.command(HeaterMode.OFF)
-            elif kind == "power":
-                self.heater.command(HeaterMode.POWER, power_w=float(commands.heater[1]))
-            elif kind == "setpoint":
-                self.heater.command(HeaterMode.SETPOINT, setpoint_c=float(commands.heater[1]))
+            elif kind is HeatMode.POWER:
+                self.heater.command(HeaterMode.POWER, power_w=commands.heater.value)
+            elif kind is HeatMode.SETPOINT:
+                self.heater.command(HeaterMode.SETPOINT, setpoint_c=commands.heater.value)
         if commands.arm_halt:
             self.arm.stop()
         elif commands.arm_pose:

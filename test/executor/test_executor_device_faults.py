@@ -8,6 +8,7 @@ import pytest
 
 from executor_kitchen import drive
 from executor_recipes import boil_recipe, request_for
+from cookwala_ros.core.run_types import HeatCommand
 from cookwala_ros.ros.monitor_watch import MonitorWatch
 
 FINAL = ("completed", "stopped", "failed")
@@ -129,4 +130,4 @@ def test_a_safety_input_at_the_first_tick_stops_an_accepted_execution_cleanly(se
     obs.safety_armed, obs.safety_fault = False, "the safety monitor /safety_monitor is silent"
     commands = svc.tick(kitchen.now, obs)  # accepted -> stopped directly, no step handler for it
     assert svc.get_status(eid)["state"] == "stopped"
-    assert commands.heater in (None, ("off",)) and commands.arm_pose is None
+    assert commands.heater in (None, HeatCommand.off()) and commands.arm_pose is None

@@ -20,7 +20,7 @@ from executor_procs import Client, goal_for, start_executor, start_node, stop_pr
 from executor_recipes import boil_recipe, request_for
 from cookwala_msgs.msg import HeaterCommand
 from cookwala_msgs.srv import Stop
-from cookwala_ros.core.run_types import Commands
+from cookwala_ros.core.run_types import Commands, HeatCommand
 from cookwala_ros.ros import qos
 from cookwala_ros.ros.executor_node import ExecutorNode
 from ros_helpers import RosHarness
@@ -88,7 +88,7 @@ def test_commands_computed_before_a_halt_never_reach_the_wire_after_it(tmp_path)
 
             def ticks():  # stale ticks: computed with heat and motion, published whenever they get the chance
                 while running.is_set():
-                    node.io.apply(Commands(heater=("power", 1500.0), arm_pose="home"))
+                    node.io.apply(Commands(heater=HeatCommand.power(1500.0), arm_pose="home"))
 
             assert node.io.keepalive_timer.is_canceled()  # no heat in force: the keep-alive sleeps
             thread = threading.Thread(target=ticks)
@@ -122,10 +122,10 @@ def test_the_latch_is_released_only_by_a_new_admission_without_a_stop_in_between
         io.safety_hold()  # admission check ...
         io.halt("a stop after the check")  # ... a stop for the new execution before it was recorded
         assert not io.admit() and io.latched() == "first stop"
-        io.apply(Commands(heater=("power", 800.0)))
+        io.apply(Commands(heater=HeatCommand.power(800.0)))
         io.safety_hold()
         assert io.admit() and io.latched() is None
-        io.apply(Commands(heater=("power", 900.0)))
+        io.apply(Commands(heater=HeatCommand.power(900.0)))
         assert ros.wait_for(lambda: any(m.power_w == 900.0 for _, m in wire.heat), timeout=5)
         assert not any(m.power_w == 800.0 for _, m in wire.heat)
         # somebody else's heat-off (the monitor, an operator) latches too, without a halt of ours

@@ -21,7 +21,7 @@ from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from cookwala_msgs.srv import Stop
-from cookwala_ros.core.run_types import Commands
+from cookwala_ros.core.run_types import Commands, HeatCommand
 from cookwala_ros.device import load_device_config
 from cookwala_ros.robot.joint_trajectory import jtc_problems
 from cookwala_ros.ros import qos
@@ -101,5 +101,5 @@ def test_the_executors_halt_is_accepted_by_the_controller(kitchen):
     assert ros.wait_for(lambda: io.joints is not None, timeout=5.0)
     sweep(ros, arm, drive, states)
     since = time.monotonic()
-    io.apply(Commands(heater=("off",), arm_halt=True))
+    io.apply(Commands(heater=HeatCommand.off(), arm_halt=True))
     check_halt(ros, arm, states, received, since)
