@@ -125,11 +125,18 @@ def bench_cook(rtf: float, recipe: pathlib.Path, with_monitor: bool, clock: str 
     from cookwala_ros.http.demo_client import cook
     from cookwala_ros.ros.recipe_demo import LiveKitchen, request_for_recipe
 
+    import psutil
+    from idle_cpu import cpu_seconds, node_name
+
     with LiveKitchen(rtf=rtf, recipes=[recipe], quiet=True, with_safety_monitor=with_monitor, clock=clock) as kitchen:
         request = request_for_recipe(json.loads(recipe.read_text(encoding="utf-8")), key=f"bench-{rtf:g}-{time.time_ns()}")
+        nodes = psutil.Process().children(recursive=True)
+        cpu_before = cpu_seconds(nodes)
         t0 = time.monotonic()
         result = cook(kitchen.base_url, request, out=open("/dev/null", "w"), poll_s=0.1, timeout_s=7200.0)
         wall = time.monotonic() - t0
+        cpu_used = {node_name(proc): cpu_seconds([proc]).get(proc.pid, 0.0) - cpu_before.get(proc.pid, 0.0)
+                    for proc in nodes}
     log = result.log or {}
     sim_s = None
     if log.get("startedAt") and log.get("endedAt"):
@@ -142,6 +149,11 @@ def bench_cook(rtf: float, recipe: pathlib.Path, with_monitor: bool, clock: str 
     pace = f"in lock-step (ceiling RTF {rtf:g})" if clock == "lockstep" else f"at RTF {rtf:g}"
     print(f"cook {recipe.name} {pace} ({monitor} the safety monitor): {result.status['state']} "
           f"in {wall:.1f} s wall{sim_text}")
+    # where the CPU goes (issue 22: every lock-step step wakes every node; in ms per 0.1 s step)
+    steps = sim_s / 0.1 if sim_s and clock == "lockstep" else None
+    print("  CPU: " + ", ".join(f"{name} {used:.1f} s" + (f" ({1000 * used / steps:.2f} ms/step)" if steps else "")
+                                for name, used in sorted(cpu_used.items(), key=lambda kv: -kv[1]))
+          + f"; {sum(cpu_used.values()) / wall:.2f} cores busy on average")
     if result.status["state"] != "completed":
         why = [s.get("deviation", {}).get("detail") for s in log.get("steps", []) if s.get("deviation")]
         why += [f"safety event {e.get('limit')} ({e.get('action')})" for e in log.get("safetyEvents", [])]
