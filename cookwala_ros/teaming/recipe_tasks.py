@@ -7,7 +7,10 @@ output). Its duration is the node's planning time: `until.nominalTime` ("typical
 planning"), else `until.minTime`, else `until.maxTime`, else an ISO 8601 `params.duration`,
 else the op's vocabulary default, else DEFAULT_TASK_S, named in the plan's assumptions.
 Its needs: the classes of the node's non-optional equipment, and `attended` when the recipe
-itself asks for a person at the node (its supervision level or `neverLeave`). Nodes a robot may
+itself asks for a person at the node (its supervision level or `neverLeave`). Its resources: the
+recipe's vessels, heat appliances and cutting boards it uses (REASONING.md §5.3: "burners, oven
+cavities, vessels and counter zones"), as `recipeId#ref`: one pot, one hob, whoever holds it, so
+no two tasks use them at once (tools such as a spoon are each robot's own). Nodes a robot may
 not do (`assignment.allowed` without robot or any) are listed separately: no robot bids for them.
 Malformed input raises ValueError naming the JSON pointer of the field.
 """
@@ -23,6 +26,7 @@ from cookwala_ros.teaming.bidder import default_duration_s
 from cookwala_ros.teaming.types import Answer, Decline, Task, TaskNeeds
 
 DEFAULT_TASK_S = 60.0  # a node with no time window and no vocabulary default
+SHARED_CLASSES = ("cw.eq.vessel.", "cw.eq.heat.", "cw.eq.tool.cutting_board")  # equipment two tasks cannot share at once
 ROBOT_ROLES = {"robot", "any"}
 
 
@@ -106,12 +110,14 @@ def recipe_tasks(recipe: Any) -> RecipeTasks:
         if duration is None:
             duration = DEFAULT_TASK_S
             assumptions.append(f"{node['id']} ({node['op']}) gives no duration: planned as {format_duration(duration)}")
-        classes = [catalogue[ref].get("class") for ref in node.get("equipment", [])
-                   if not catalogue[ref].get("optional") and catalogue[ref].get("class")]
+        required = [ref for ref in node.get("equipment", []) if not catalogue[ref].get("optional")]
+        classes = [catalogue[ref]["class"] for ref in required if catalogue[ref].get("class")]
+        resources = [prefix + ref for ref in required
+                     if str(catalogue[ref].get("class", "")).startswith(SHARED_CLASSES)]
         attended = dryrun._recipe_presence_reason(recipe, node["id"]) is not None
         try:
             task = Task(task_id, node["op"], duration, tuple(prefix + p for p in predecessors[node["id"]]),
-                        TaskNeeds(tuple(dict.fromkeys(classes)), (), attended))
+                        TaskNeeds(tuple(dict.fromkeys(classes)), (), attended), tuple(dict.fromkeys(resources)))
         except ValueError as error:
             raise ValueError(f"{at}/{error}") from None
         allowed = set(node.get("assignment", {}).get("allowed") or ["any"])

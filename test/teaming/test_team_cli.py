@@ -8,9 +8,10 @@ import pytest
 
 from cookwala_ros import cli
 from cookwala_ros.core import dryrun
+from cookwala_ros.teaming.allocator import allocate
 from cookwala_ros.teaming.recipe_tasks import DEFAULT_TASK_S, recipe_tasks
 
-from teaming_fixtures import capabilities, standard_validator
+from teaming_fixtures import bid, capabilities, standard_validator
 
 # cut -> saute -> simmer, chained by inputs/outputs (no explicit edges)
 RECIPE = {
@@ -189,3 +190,28 @@ def test_the_solver_is_chosen_by_name_and_a_misspelt_one_is_refused(capsys, tmp_
     with pytest.raises(SystemExit) as exited:
         plan(capsys, tmp_path, RECIPE, (CUTTER, SAUTER, SIMMERER), "--solver", "cpsat")
     assert exited.value.code == 2 and "invalid choice: 'cpsat'" in capsys.readouterr().err
+
+
+def test_a_recipes_vessels_hobs_and_boards_are_shared_resources_its_tools_are_not():
+    recipe = {"id": "r",
+              "equipment": [{"ref": "pot", "class": "cw.eq.vessel.pot.sauce"}, {"ref": "hob", "class": "cw.eq.heat.hob"},
+                            {"ref": "board", "class": "cw.eq.tool.cutting_board"},
+                            {"ref": "spoon", "class": "cw.eq.tool.spoon.wooden"},
+                            {"ref": "blender", "class": "cw.eq.tool.blender.immersion", "optional": True},
+                            {"ref": "tray", "class": "cw.eq.vessel.tray.baking", "optional": True}],
+              "process": {"nodes": [
+                  {"id": "stock", "op": "cw.op.simmer", "equipment": ["pot", "hob", "spoon"], "until": {"minTime": "PT10M"}},
+                  {"id": "sauce", "op": "cw.op.simmer", "equipment": ["pot", "hob"], "until": {"minTime": "PT5M"}},
+                  {"id": "chop", "op": "cw.op.cut", "equipment": ["board", "blender", "tray"], "until": {"minTime": "PT2M"}}],
+                  "edges": []}}
+    got = {t.id: t for t in recipe_tasks(recipe).tasks}
+    assert got["r#stock"].resources == ("r#pot", "r#hob")
+    assert got["r#sauce"].resources == ("r#pot", "r#hob")
+    assert got["r#chop"].resources == ("r#board",)  # optional equipment is neither needed nor held
+    assert got["r#stock"].needs.equipment == ("cw.eq.vessel.pot.sauce", "cw.eq.heat.hob", "cw.eq.tool.spoon.wooden")
+    # two robots, both able to simmer: one pot and one hob still make the simmers one after the other
+    bids = [bid(robot, task.id, task.duration_s) for robot in ("robot:a", "robot:b") for task in got.values()]
+    schedule = allocate(list(got.values()), bids)
+    stock, sauce = schedule.tasks["r#stock"], schedule.tasks["r#sauce"]
+    assert stock.end_s <= sauce.start_s or sauce.end_s <= stock.start_s
+    assert schedule.makespan_s >= 900
