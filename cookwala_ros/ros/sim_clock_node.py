@@ -229,7 +229,7 @@ class SimClockNode(LeanEndpoints, Node):
 
 
 def main(args: list[str] | None = None) -> int:
-    return run_node(NODE_NAME, SimClockNode, args)
+    return run_node(NODE_NAME, SimClockNode, args, threads=1)  # one callback group: one thread
 
 
 if __name__ == "__main__":
