@@ -107,19 +107,22 @@ def test_stopping_a_halts_a_only_and_b_completes(robots):
 
 
 def team_recipe(chained: bool = True) -> dict:
-    """Two simmers that may run side by side (n1, n2) and one that needs both (n3); or, not
-    chained, three that may all run side by side."""
+    """Two simmers that may run side by side (n1, n2: each its own pot and hob) and one that
+    needs both (n3, in n1's pot); or, not chained, three that may all run side by side."""
     recipe = json.loads(WATER.read_text(encoding="utf-8"))
     recipe.pop("signature", None)
     recipe["id"] = "team-water"
+    for suffix in ("_b", "_c"):  # a pot and a hob are shared resources of the plan: one simmer at a time each
+        recipe["equipment"] += [{**item, "ref": item["ref"] + suffix} for item in recipe["equipment"][:2]]
     simmer = recipe["process"]["nodes"][0]
     simmer["until"] = {**simmer["until"], "minTime": "PT1M", "nominalTime": "PT2M",
                        "all": [{**simmer["until"]["all"][0], "holdFor": "PT30S"}]}
     nodes = []
-    for node_id, inputs, output in (("n1", ["water"], "hot_a"), ("n2", ["water"], "hot_b"),
-                                    ("n3", ["hot_a", "hot_b"] if chained else ["water"], "both")):
+    for node_id, inputs, output, suffix in (("n1", ["water"], "hot_a", ""), ("n2", ["water"], "hot_b", "_b"),
+                                            ("n3", ["hot_a", "hot_b"] if chained else ["water"], "both",
+                                             "" if chained else "_c")):
         node = copy.deepcopy(simmer)
-        node.update(id=node_id, inputs=inputs, output=output)
+        node.update(id=node_id, inputs=inputs, output=output, equipment=[f"pot{suffix}", f"hob{suffix}"])
         nodes.append(node)
     recipe["process"]["nodes"] = nodes
     recipe["text"]["en"]["steps"] = {n["id"]: "step" for n in nodes}
