@@ -88,6 +88,16 @@ class Dispatch:
     def summary(self) -> dict[str, dict]:
         return {t: {"state": e.state, "actor": e.actor, "detail": e.detail} for t, e in self._entries.items()}
 
+    def handoffs_into(self, task_id: str) -> list[tuple[str, str]]:
+        """(predecessor id, its robot) for each completed predecessor another robot ran: what
+        `task_id`'s robot takes over from someone else when it starts (REASONING §5.4 hand-offs)."""
+        entry = self._entry(task_id)
+        return [(p, self._entries[p].actor) for p in sorted(entry.task.predecessors)
+                if self._entries[p].state == TaskState.COMPLETED and self._entries[p].actor not in (None, entry.actor)]
+
+    def op(self, task_id: str) -> str:
+        return self._entry(task_id).task.op
+
     def next_goals(self) -> list[tuple[str, str]]:
         """(task id, actor id) of the tasks that may start now, by planned start then id; at most one
         per robot and no two sharing a resource. Changes nothing: call `start` once a goal is sent."""

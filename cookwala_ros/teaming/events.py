@@ -1,7 +1,10 @@
 """The contract net as CloudEvents (REASONING §5.4): `cookwala.team.cfp`, `.bid`, `.decline`,
 `.award` and `.plan`, each carrying TeamData (event.schema.json#/$defs/TeamData), and the awards
 carried out as `cookwala.task.assigned`, `.started`, `.completed`, `.failed` and `.reassigned`,
-each carrying TaskData (event.schema.json#/$defs/TaskData).
+each carrying TaskData (event.schema.json#/$defs/TaskData). Where a task's predecessor ran on
+another robot, `cookwala.handoff.proposed` goes out when its goal is sent and `.completed` (or
+`.refused`) when its executor takes it (or does not), each carrying the standard's Handoff
+(session.schema.json#/$defs/Handoff; `requiresAck` false: the accepted goal is the take-over).
 
 Ids are stable per message (cfp id + kind + actor or task), so a subscriber that hears one twice
 keeps one; `cookwalasession` carries the cfp's session. The plan event names the cfp and its
@@ -11,6 +14,7 @@ field). TaskData has no cfp field either: a task event names its cfp in `x-cookw
 
 from __future__ import annotations
 
+from cookwala_ros.core import vocab
 from cookwala_ros.core.timestamps import rfc3339
 from cookwala_ros.teaming.types import Award, Bid, CallForProposals, Decline
 
@@ -21,6 +25,9 @@ LOST_ACTOR_KEY = "x-cookwala-ros-lostActor"
 TASK_PREFIX = "cookwala.task."
 CFP_KEY = "x-cookwala-ros-cfpId"
 PREVIOUS_ACTOR_KEY = "x-cookwala-ros-previousActor"
+HANDOFF_PREFIX = "cookwala.handoff."
+HANDOFF_STATES = ("proposed", "completed", "refused")  # of Handoff.state: the ones a coordinator can tell
+FOR_TASK_KEY = "x-cookwala-ros-forTask"  # the task that takes the item over (Handoff has no such field)
 
 # Our task event kinds -> the standard's TaskState (session.schema.json#/$defs/TaskState, the
 # A2A states plus scheduled/blocked): an awarded task not yet running is `scheduled`.
@@ -105,3 +112,19 @@ def task_event(kind: str, task_id: str, actor_id: str, *, cfp_id: str, source: s
     event_id = f"{cfp_id}:task.{kind}:{task_id}" + (f":{actor_id}" if kind == "reassigned" else "")
     return _envelope(TASK_PREFIX + kind, task_id, data, event_id=event_id, source=source, time_s=time_s,
                      session=session)
+
+
+def handoff_event(state: str, item: str, from_actor: str, to_actor: str, *, for_task: str, item_op: str, cfp_id: str,
+                  source: str, time_s: float, session: str | None = None, detail: str | None = None) -> dict:
+    """cookwala.handoff.<state>: what task `item` made on `from_actor` goes to `to_actor` for
+    `for_task`. What a heating op made is handed over hot (`hazards: ["hot_vessel"]`)."""
+    if state not in HANDOFF_STATES:
+        raise ValueError(f"state: {state!r} is not one of {', '.join(HANDOFF_STATES)}")
+    data: dict = {"id": f"{cfp_id}:handoff:{item}:{for_task}", "from": actor_ref(from_actor), "to": actor_ref(to_actor),
+                  "item": item, "state": state, "requiresAck": False, FOR_TASK_KEY: for_task, CFP_KEY: cfp_id}
+    if vocab.is_known_op(item_op) and "heat" in vocab.op(item_op).get("families", ()):
+        data["hazards"] = ["hot_vessel"]
+    if detail:
+        data["x-cookwala-ros-reason"] = detail
+    return _envelope(HANDOFF_PREFIX + state, item, data, event_id=f"{data['id']}:{state}", source=source,
+                     time_s=time_s, session=session)

@@ -185,9 +185,9 @@ class TeamWatch:
         with self.lock:
             return [e for _, e in self.events if e["type"] == kind and e["data"].get("cfpId") == cfp_id]
 
-    def task_events(self, cfp_id: str) -> list[tuple[float, dict]]:
+    def task_events(self, cfp_id: str, kind: str = "cookwala.task.") -> list[tuple[float, dict]]:
         with self.lock:
-            return [(t, e) for t, e in self.events if e["type"].startswith("cookwala.task.")
+            return [(t, e) for t, e in self.events if e["type"].startswith(kind)
                     and e["data"].get("x-cookwala-ros-cfpId") == cfp_id]
 
 
@@ -247,7 +247,15 @@ def test_the_two_cook_one_recipe_together(robots, tmp_path):
         # n3 was sent only once both the simmers before it had completed
         assert at[("started", "team-water#n3")] > max(at[("completed", "team-water#n1")],
                                                        at[("completed", "team-water#n2")])
-        for _, event in made:
+        # n3's robot took over what the other robot simmered: proposed when sent, completed when started
+        n3, other = winners["team-water#n3"], "team-water#n1" if winners["team-water#n1"] != winners["team-water#n3"] \
+            else "team-water#n2"
+        handoffs = team.task_events(plan["cfpId"], "cookwala.handoff.")
+        assert [(e["type"], e["data"]["item"], e["data"]["from"]["id"], e["data"]["to"]["id"]) for _, e in handoffs] == [
+            ("cookwala.handoff.proposed", other, winners[other], n3),
+            ("cookwala.handoff.completed", other, winners[other], n3)], handoffs
+        assert handoffs[0][1]["data"]["hazards"] == ["hot_vessel"]
+        for _, event in made + handoffs:
             assert schemas.validate(event, "CloudEvent") == [], event
 
 

@@ -203,3 +203,13 @@ def test_giving_up_an_unassigned_task_blocks_what_follows_and_ends_the_run():
     run.start("c")
     run.finish("c", True)
     assert run.done and run.outcome == "failed"
+
+
+def test_a_task_takes_over_what_another_robot_made_and_nothing_its_own_robot_made():
+    tasks = [Task("a", "cw.op.cut", 60), Task("b", "cw.op.simmer", 60), Task("c", "cw.op.mix", 30, predecessors=("a", "b"))]
+    dispatch, _ = planned(tasks, {"a": "robot:1", "b": "robot:2", "c": "robot:1"})
+    run(dispatch, "a")
+    assert dispatch.handoffs_into("c") == []  # b has not completed yet: nothing to take over
+    run(dispatch, "b")
+    assert dispatch.handoffs_into("c") == [("b", "robot:2")]  # a was robot:1's own
+    assert dispatch.handoffs_into("a") == [] and dispatch.op("b") == "cw.op.simmer"

@@ -114,3 +114,39 @@ def test_a_replan_names_the_tasks_and_the_lost_robot_and_is_a_valid_event(spec_d
     assert event["data"][events.REPLAN_REASON_KEY] == "actor_lost"
     assert schemas.validate(event, "CloudEvent") == []
     standard_validator(spec_dir, "event.schema.json").validate(event)
+
+
+# ------------------------------------------------------------------ hand-offs between robots
+
+def every_handoff_state() -> list[dict]:
+    at = dict(for_task="r#n3", cfp_id="cfp-1", source=SOURCE, session="session-1")
+    return [events.handoff_event("proposed", "r#n2", "robot:b", "robot:a", item_op="cw.op.simmer", time_s=1.0, **at),
+            events.handoff_event("completed", "r#n2", "robot:b", "robot:a", item_op="cw.op.simmer", time_s=2.0, **at),
+            events.handoff_event("refused", "r#n1", "robot:c", "robot:a", item_op="cw.op.cut", time_s=3.0,
+                                 detail="/a/execute_node rejected the goal", **at)]
+
+
+def test_a_handoff_names_both_robots_the_item_and_its_hazard_with_a_stable_id():
+    made = every_handoff_state()
+    assert [e["type"] for e in made] == ["cookwala.handoff.proposed", "cookwala.handoff.completed",
+                                         "cookwala.handoff.refused"]
+    assert [e["data"]["state"] for e in made] == ["proposed", "completed", "refused"]
+    assert made[0]["data"]["from"] == {"kind": "robot", "id": "robot:b"} and made[0]["data"]["to"]["id"] == "robot:a"
+    assert made[0]["subject"] == made[0]["data"]["item"] == "r#n2" and made[0]["data"][events.FOR_TASK_KEY] == "r#n3"
+    assert made[0]["data"]["hazards"] == ["hot_vessel"] and "hazards" not in made[2]["data"]  # simmered, not cut
+    assert made[0]["data"]["id"] == made[1]["data"]["id"] != made[0]["id"] != made[1]["id"]
+    assert [e["id"] for e in every_handoff_state()] == [e["id"] for e in made]
+    assert made[2]["data"]["x-cookwala-ros-reason"] == "/a/execute_node rejected the goal"
+    with pytest.raises(ValueError, match="state"):
+        events.handoff_event("acked", "r#n2", "robot:b", "robot:a", for_task="r#n3", item_op="cw.op.simmer",
+                             cfp_id="cfp-1", source=SOURCE, time_s=0.0)
+
+
+def test_every_handoff_event_is_valid_for_our_schemas_and_the_standard(spec_dir):
+    validator = standard_validator(spec_dir, "event.schema.json")
+    handoff = standard_validator(spec_dir, "session.schema.json#/$defs/Handoff")
+    for event in every_handoff_state():
+        assert schemas.validate(event, "CloudEvent") == [], event["type"]
+        assert list(validator.iter_errors(event)) == [], event
+        assert list(handoff.iter_errors(event["data"])) == [], event["data"]
+    assert list(handoff.iter_errors(dict(every_handoff_state()[0]["data"], state="dropped")))  # a negative control

@@ -4,7 +4,8 @@ The coordinator hands a round whose request asked to `execute` to a TeamRun. `te
 decides what may start (every predecessor completed, one task per robot, shared resources one at
 a time); this sends each such task's recipe node as an ExecuteNode goal to its winner's executor
 (the action the request's `executors` names for that robot), reports every task as
-`cookwala.task.*` CloudEvents and, once nothing is left to run, hands the outcome back. The
+`cookwala.task.*` CloudEvents (and `cookwala.handoff.*` where a task takes over what another
+robot made) and, once nothing is left to run, hands the outcome back. The
 coordinator never commands a robot's hardware: it asks the robot's own executor, which runs its own
 admission, safety gate and monitor.
 
@@ -156,6 +157,7 @@ class TeamRun:
                 self._finished(task_id, False, f"{self.dispatch.actor(task_id)}'s executor action {action} is not "
                                                f"available (waited {now - since:.1f} s)")
                 return
+        self._handoffs("proposed", task_id)
         goal = ExecuteNode.Goal(node_json=json.dumps(self._nodes[task_id]))
         client.send_goal_async(goal).add_done_callback(lambda f: self._on_goal(task_id, action, f))
 
@@ -165,11 +167,14 @@ class TeamRun:
         try:
             handle = future.result()
         except Exception as exc:  # noqa: BLE001 - the goal never reached the executor
+            self._handoffs("refused", task_id, f"{action}: {exc}")
             self._finished(task_id, False, f"{action}: {exc}")
             return
         if not handle.accepted:
+            self._handoffs("refused", task_id, f"{action} rejected the goal")
             self._finished(task_id, False, f"{action} rejected the goal")
             return
+        self._handoffs("completed", task_id)
         self._event("started", task_id, self.dispatch.actor(task_id))
         handle.get_result_async().add_done_callback(lambda f: self._on_result(task_id, action, f))
 
@@ -207,6 +212,14 @@ class TeamRun:
         self._emit(events.task_event(kind, task_id, actor, cfp_id=self.cfp_id, source=self._source,
                                      time_s=time.time(), session=self.session, detail=detail or None,
                                      previous_actor=previous_actor))
+
+
+    def _handoffs(self, state: str, task_id: str, detail: str | None = None) -> None:
+        to_actor = self.dispatch.actor(task_id)
+        for item, from_actor in self.dispatch.handoffs_into(task_id):
+            self._emit(events.handoff_event(state, item, from_actor, to_actor, for_task=task_id,
+                                            item_op=self.dispatch.op(item), cfp_id=self.cfp_id, source=self._source,
+                                            time_s=time.time(), session=self.session, detail=detail))
 
 
 def _deviation_detail(text: str) -> str:
