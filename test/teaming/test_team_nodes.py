@@ -270,3 +270,26 @@ def test_a_cfp_past_its_deadline_is_not_answered(kitchen):
 
     assert kitchen.ros.wait_for(lambda: len(answered(timely.cfp_id)) == 3, timeout=TIMEOUT_S), answered(timely.cfp_id)
     assert answered(late.cfp_id) == []
+
+
+def test_an_answer_after_the_round_closed_is_logged_and_ignored(kitchen):
+    """A bid that arrives after its round was awarded changes nothing, and the coordinator says
+    so (on /rosout) rather than dropping it silently like another coordinator's call."""
+    from builtin_interfaces.msg import Time
+    from rcl_interfaces.msg import Log
+
+    from cookwala_msgs.msg import TeamBid
+    from cookwala_ros.ros.team import wire
+    from cookwala_ros.teaming.types import Bid
+
+    logged: list[str] = []
+    kitchen.node.create_subscription(Log, "/rosout", lambda m: logged.append(m.msg), 100)
+    bid_pub = kitchen.node.create_publisher(TeamBid, names.TEAM_BID, qos.team())
+    answer = kitchen.plan(RECIPE)
+    assert answer["closedBy"] == "all_answered"
+    assert kitchen.ros.wait_for(lambda: bid_pub.get_subscription_count() >= 1, timeout=TIMEOUT_S)
+    late = Bid(answer["cfpId"], "cwros:latecomer", next(iter(assigned(answer))), True, 0.0, 1.0)
+    bid_pub.publish(wire.bid_msg(late, Time()))
+    assert kitchen.ros.wait_for(lambda: any("late answer from 'cwros:latecomer'" in m for m in logged),
+                                timeout=TIMEOUT_S), logged[-5:]
+    assert kitchen.plan(RECIPE)["closedBy"] == "all_answered"  # nothing stopped

@@ -172,6 +172,7 @@ class CoordinatorNode(LeanEndpoints, Node):
         self._lock = threading.Lock()  # rounds and answers (callbacks may run on several threads)
         self._rounds: dict[str, Round] = {}  # cfp id -> open round
         self._answered: dict[str, str] = {}  # request id -> answer JSON (repeats are answered again)
+        self._closed: dict[str, str] = {}  # cfp id -> why its round closed (the latest ANSWERED_KEPT): late answers
         self._runs: dict[str, TeamRun] = {}  # cfp id -> plan being carried out
         self._actions: dict[str, ActionClient] = {}  # ExecuteNode action name -> its client
         self._action_ready_at: dict[str, float] = {}  # action name -> steady time its server was first seen
@@ -256,8 +257,13 @@ class CoordinatorNode(LeanEndpoints, Node):
     def _on_answer(self, msg: TeamBid | TeamDecline) -> None:
         with self._lock:
             round_ = self._rounds.get(msg.cfp_id)
-        if round_ is None:
-            return  # another coordinator's call, or one already awarded
+        if round_ is None:  # another coordinator's call, or one of ours already awarded: say so for ours
+            with self._lock:
+                closed_by = self._closed.get(msg.cfp_id)
+            if closed_by is not None:
+                self.get_logger().info(f"cfp {msg.cfp_id}: ignored a late answer from {msg.from_id!r}: the round "
+                                       f"closed ({closed_by}) before it came")
+            return
         try:
             answers = wire.answers_from_msg(msg)
         except ValueError as exc:
@@ -275,6 +281,10 @@ class CoordinatorNode(LeanEndpoints, Node):
         (the steady timer may fire a hair before the wall-clock deadline)."""
         with self._lock:
             round_ = self._rounds.pop(cfp_id, None)
+            if round_ is not None:
+                self._closed[cfp_id] = round_.auction.closed_by or why
+                while len(self._closed) > ANSWERED_KEPT:
+                    self._closed.pop(next(iter(self._closed)))
         if round_ is None:
             return  # already finished (every robot answered just before the deadline timer ran)
         round_.timer.cancel()
