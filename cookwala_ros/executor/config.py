@@ -147,7 +147,7 @@ class ExecutorConfig:
         data = data_dir_of(device, data_dir)
         library = section.get("recipe_library") or None
         robot = load_robot_files(device)
-        limits = _effective_limits(device)
+        limits = effective_limits(device)
         heaters = device.raw.get("heaters") or []
         values = dict(
             data_dir=pathlib.Path(data).expanduser(),
@@ -171,7 +171,7 @@ class ExecutorConfig:
         return cls(**values)
 
 
-def _effective_limits(device: DeviceConfig) -> dict | None:
+def effective_limits(device: DeviceConfig) -> dict | None:
     """The device file's packs (`safety_limits`, shared with the safety monitor) merged with the
     standard's defaults; None when the file names none."""
     paths = device.safety_pack_paths()  # DeviceConfigError names a missing file's entry

@@ -293,3 +293,47 @@ def test_an_answer_after_the_round_closed_is_logged_and_ignored(kitchen):
     assert kitchen.ros.wait_for(lambda: any("late answer from 'cwros:latecomer'" in m for m in logged),
                                 timeout=TIMEOUT_S), logged[-5:]
     assert kitchen.plan(RECIPE)["closedBy"] == "all_answered"  # nothing stopped
+
+
+def test_a_robot_that_is_cooking_or_held_stopped_declines_busy_naming_why(kitchen):
+    """A team node reads its own robot's executor status and safety-monitor status (latched, in its
+    namespace): while an execution runs there, or the monitor holds the robot stopped, it declines
+    every task `busy`, as its executor would refuse the goal; once that ends it bids again. The
+    statuses and the calls travel on different topics, so each state is waited for by planning
+    until the answer shows it (every plan request is answered; none is retried)."""
+    from cookwala_msgs.msg import ExecutionStatus, SafetyStatus
+    from cookwala_ros.teaming.types import DETAIL_KEY, REASON_KEY
+
+    everyone = {"soup#n1": "cwros:cutter", "soup#n2": "cwros:sauter", "soup#n3": "cwros:simmerer"}
+    answers: list[dict] = []
+
+    def plan_shows(winners: dict[str, str]) -> bool:
+        answers.append(kitchen.plan(RECIPE))
+        return answers[-1]["closedBy"] == "all_answered" and assigned(answers[-1]) == winners
+
+    status_pub = kitchen.node.create_publisher(ExecutionStatus, f"/robot_simmer/{names.EXECUTION_STATUS}", qos.latched())
+    safety_pub = kitchen.node.create_publisher(SafetyStatus, f"/robot_saute/{names.SAFETY_STATUS}", qos.latched())
+    try:
+        status_pub.publish(ExecutionStatus(id="exec-7", state="running"))
+        safety_pub.publish(SafetyStatus(state=SafetyStatus.STATE_STOPPED, state_label="stopped", last_trigger="estop"))
+        assert kitchen.ros.wait_for(lambda: plan_shows({"soup#n1": "cwros:cutter"}), timeout=TIMEOUT_S), answers[-1]
+        answer = answers[-1]
+        reasons = {u["task"]: u["reasons"] for u in answer["unassignable"]}
+        assert reasons["soup#n2"]["cwros:sauter"] == "busy" and reasons["soup#n3"]["cwros:simmerer"] == "busy", reasons
+
+        def busy_declines() -> dict[str, set[str]]:
+            found: dict[str, set[str]] = {}
+            for e in list(kitchen.events):
+                if e["subject"] == answer["cfpId"] and e["type"] == "cookwala.team.decline" \
+                        and e["data"][REASON_KEY] == "busy":
+                    found.setdefault(e["data"]["from"], set()).add(e["data"].get(DETAIL_KEY, ""))
+            return found
+
+        assert kitchen.ros.wait_for(lambda: {"cwros:sauter", "cwros:simmerer"} <= set(busy_declines()),
+                                    timeout=TIMEOUT_S), busy_declines()
+        assert busy_declines() == {"cwros:simmerer": {"running execution exec-7 (running)"},
+                                   "cwros:sauter": {"the safety monitor is stopped (estop)"}}
+    finally:
+        status_pub.publish(ExecutionStatus(id="exec-7", state="completed"))
+        safety_pub.publish(SafetyStatus(state=SafetyStatus.STATE_ARMED, state_label="armed"))
+    assert kitchen.ros.wait_for(lambda: plan_shows(everyone), timeout=TIMEOUT_S), answers[-1]
