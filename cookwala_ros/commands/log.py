@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import pathlib
 import sys
 from typing import Any
 
-from cookwala_ros.core import envelope, vocab
+from cookwala_ros.core import envelope, json_limits, vocab
 from cookwala_ros.core.execution_log import TRACE_FIELD
 
 
@@ -43,11 +42,14 @@ def _seconds(text: Any) -> float | None:
 
 def read_log(path: str) -> dict:
     try:
-        data = json.loads(pathlib.Path(path).read_text(encoding="utf-8"))
+        raw = pathlib.Path(path).read_bytes()
     except OSError as exc:
         raise _BadInput(f"{path}: cannot read ({exc.strerror})") from None
-    except json.JSONDecodeError as exc:
-        raise _BadInput(f"{path}: not JSON ({exc.msg} at line {exc.lineno})") from None
+    try:
+        data = json_limits.loads(raw)  # bounded depth and numbers; UTF-8 checked
+    except json_limits.JsonInputError as exc:
+        accepts = "" if exc.kind == "malformed" else " this reader accepts"
+        raise _BadInput(f"{path}: not JSON{accepts} ({exc.message})") from None
     if not isinstance(data, dict) or data.get("kind") != "ExecutionLog":
         raise _BadInput(f"{path}: /kind: not an ExecutionLog")
     if not isinstance(data.get("steps"), list):
@@ -55,10 +57,21 @@ def read_log(path: str) -> dict:
     return data
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_trace_row(row: Any) -> bool:
+    """[t_s, medium_c, pan_c, power_w, ...]: a time, then numbers or null (a log from elsewhere may differ)."""
+    return (isinstance(row, list) and len(row) >= 4 and _is_number(row[0])
+            and all(v is None or _is_number(v) for v in row[1:4]))
+
+
 def plot_data(log: dict) -> dict:
     """What the plot shows, in minutes since the start: series, step spans and envelope bands."""
     start = _seconds(log.get("startedAt")) or 0.0
-    rows = [r for r in log.get(TRACE_FIELD) or [] if isinstance(r, list) and len(r) >= 4]
+    trace = log.get(TRACE_FIELD)
+    rows = [r for r in trace if _is_trace_row(r)] if isinstance(trace, list) else []
     series = {
         "t_min": [r[0] / 60.0 for r in rows],
         "medium_c": [r[1] for r in rows],
@@ -66,18 +79,22 @@ def plot_data(log: dict) -> dict:
         "power_w": [r[3] for r in rows],
     }
     altitude = log.get("x-cookwala-ros-altitudeM", 0) or 0
+    if not _is_number(altitude):
+        raise _BadInput("/x-cookwala-ros-altitudeM: must be a number of metres")
     steps = []
     for i, step in enumerate(log["steps"]):
         if not isinstance(step, dict):
             raise _BadInput(f"/steps/{i}: must be an object")
         t0, t1 = _seconds(step.get("startedAt")), _seconds(step.get("endedAt"))
-        band = envelope.band(step.get("op"), altitude) if vocab.is_known_op(step.get("op")) else None
+        op = step.get("op") if isinstance(step.get("op"), str) else ""
+        band = envelope.band(op, altitude) if vocab.is_known_op(op) else None
+        summary = step.get("summary") if isinstance(step.get("summary"), list) else []
         steps.append({
-            "node": step.get("node", f"#{i}"), "op": step.get("op", ""),
+            "node": str(step.get("node", f"#{i}")), "op": op,
             "start_min": None if t0 is None else (t0 - start) / 60.0,
             "end_min": None if t1 is None else (t1 - start) / 60.0,
             "band": None if band is None else (float(band.lo), float(band.hi)),
-            "summary": step.get("summary") or [], "verifiedBy": step.get("verifiedBy"),
+            "summary": [entry for entry in summary if isinstance(entry, dict)], "verifiedBy": step.get("verifiedBy"),
             "envelopeOk": step.get("envelopeOk"),
         })
     return {"series": series, "steps": steps}
@@ -136,9 +153,13 @@ def _nan(value: Any) -> float:
 def run(args: argparse.Namespace) -> int:
     try:
         log = read_log(args.log)
-        data = plot_data(log)
     except _BadInput as exc:
         print(f"cookwala-ros log: {exc}", file=sys.stderr)
+        return 2
+    try:
+        data = plot_data(log)
+    except _BadInput as exc:
+        print(f"cookwala-ros log: {args.log}: {exc}", file=sys.stderr)
         return 2
     has_summary = any(step["summary"] for step in data["steps"])
     if not data["series"]["t_min"] and not has_summary:

@@ -147,6 +147,18 @@ def parse_key_records(data: Any, source: str = "key records") -> list[dict]:
     return data
 
 
+def parse_key_file(raw: bytes, source: str) -> list[dict]:
+    """KeyRecords from a JSON or YAML file's bytes; KeyFileError naming `source` for text that is
+    not UTF-8, nested too deeply or of the wrong shape (a trusted-keys file is read at start-up)."""
+    from cookwala_ros.core import yaml_limits
+
+    try:
+        data = yaml_limits.loads(raw)  # JSON is YAML here: one bounded reader for both
+    except yaml_limits.YamlInputError as exc:
+        raise KeyFileError(f"{source}: {exc}") from None
+    return parse_key_records(data, source)
+
+
 @dataclasses.dataclass(frozen=True)
 class SigningKey:
     """An Ed25519 private key with the kid it signs as."""

@@ -245,7 +245,10 @@ class ExecutorService:
         incidents = self._untrusted_incidents(request, recipe, execution_id, now)
         log = minimal_log(execution_id, request, self.config.device_info, now, "refused", now) if refusal else None
         config = dataclasses.replace(self.config, limits=limits) if limits is not None else self.config
-        run = None if refusal else self.run_factory(recipe, plan, config, now, execution_id, request)
+        try:
+            run = None if refusal else self.run_factory(recipe, plan, config, now, execution_id, request)
+        except ValueError as exc:  # a node the checks let through but the engine cannot read: nothing stored yet
+            raise ServiceError("invalid_request", str(exc)) from None
         with self.store.transaction():
             self.store.insert_execution(status, request, ref, rhash, bool(refusal), now)
             if log:
@@ -267,10 +270,9 @@ class ExecutorService:
         The node is wrapped in a one-node recipe and goes through the same per-node checks
         (capability, equipment, envelope, limits, presence, sensor ladder) and busy check; the
         device's own envelope is used, whatever the sender resolved. `target` (a Target) narrows it."""
-        if not isinstance(node, dict) or not isinstance(node.get("id"), str) or not isinstance(node.get("op"), str):
-            raise ServiceError("invalid_request", "node_json must be a recipe Node with string id and op", "/node_json")
-        if target is not None and not isinstance(target, dict):
-            raise ServiceError("invalid_request", "target_json must be a Target object", "/target_json")
+        problem = single_node.node_problem(node, target)
+        if problem:
+            raise ServiceError("invalid_request", problem[1], problem[0])
         node = single_node.with_target(node, target)
         recipe = single_node.recipe_for(node)
         request = single_node.request_for(recipe, idempotency_key)

@@ -9,12 +9,38 @@ from __future__ import annotations
 
 import copy
 import uuid
+from typing import Any
 
 from cookwala_ros import CORE_VERSION
 from cookwala_ros.core.dryrun import PrecheckResult, precheck
 from cookwala_ros.core.request_checks import RequestContext
 from cookwala_ros.core.trust import document_hash
 from cookwala_ros.executor.events import rfc3339
+
+
+def node_problem(node: Any, target: Any) -> tuple[str, str] | None:
+    """(pointer, message) of the first reason `node` with `target` cannot be run, or None.
+
+    The wrapped node is checked against the Recipe schema, as a library recipe's nodes are: the
+    engine reads `until`, `params` and `onTimeout` trusting that shape (issue 15)."""
+    if not isinstance(node, dict) or not isinstance(node.get("id"), str) or not isinstance(node.get("op"), str):
+        return "/node_json", "node_json must be a recipe Node with string id and op"
+    if target is not None and not isinstance(target, dict):
+        return "/target_json", "target_json must be a Target object"
+    if target and not isinstance(node.get("params", {}), dict):
+        return "/node_json/params", "node_json/params must be an object to take target_json"
+    from cookwala_ros.core import schemas
+
+    prefix = "/process/nodes/0"
+    for issue in schemas.validate(recipe_for(with_target(node, target)), "Recipe"):
+        if issue.pointer == prefix or issue.pointer.startswith(prefix + "/"):
+            rest = issue.pointer[len(prefix):]
+            if target and rest.startswith("/params/target"):
+                pointer = "/target_json" + rest[len("/params/target"):]
+            else:
+                pointer = "/node_json" + rest
+            return pointer, f"{pointer[1:]}: {issue.message}"
+    return None
 
 
 def with_target(node: dict, target: dict | None) -> dict:

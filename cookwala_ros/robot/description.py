@@ -20,7 +20,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import transforms3d
-import yaml
+
+from cookwala_ros.core import yaml_limits
 
 ACTUATED_TYPES = ("revolute", "continuous", "prismatic")
 DEFAULT_TOOL_FRAME = "tool0"
@@ -190,10 +191,23 @@ def _parse_joint(element: ET.Element) -> JointSpec:
     return JointSpec(**fields)
 
 
+def _read_mapping(path: pathlib.Path) -> dict:
+    """A YAML file whose top level is a mapping (empty: {}); bounded, so a hostile file is a
+    RobotDescriptionError naming it, never a RecursionError or AttributeError."""
+    try:
+        data = yaml_limits.loads(path.read_bytes())
+    except yaml_limits.YamlInputError as exc:
+        raise RobotDescriptionError(f"{path}: {exc}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise RobotDescriptionError(f"{path}: expected a mapping at the top level")
+    return data
+
+
 def load_acceleration_limits(path: pathlib.Path | str) -> dict[str, float]:
     """joint name -> max acceleration [rad/s²] from a `joint_limits:` YAML file."""
-    data = yaml.safe_load(pathlib.Path(path).read_text(encoding="utf-8")) or {}
-    limits = data.get("joint_limits")
+    limits = _read_mapping(pathlib.Path(path)).get("joint_limits")
     if not isinstance(limits, dict):
         raise RobotDescriptionError(f"{path}: expected a top-level 'joint_limits' mapping")
     out = {}
@@ -281,15 +295,18 @@ def default_arm() -> ArmDescription:
 def load_poses(path: pathlib.Path | str | None = None, arm: ArmDescription | None = None) -> dict[str, dict[str, float]]:
     """Named poses: pose name -> {joint name: position [rad]}. Checked against `arm` when given."""
     poses_file = pathlib.Path(path) if path else _config_path("poses.yaml")
-    data = yaml.safe_load(poses_file.read_text(encoding="utf-8")) or {}
-    poses = data.get("poses")
+    poses = _read_mapping(poses_file).get("poses")
     if not isinstance(poses, dict) or not poses:
         raise RobotDescriptionError(f"{poses_file}: expected a non-empty top-level 'poses' mapping")
     out: dict[str, dict[str, float]] = {}
-    for name, joints in poses.items():
+    for key, joints in poses.items():
+        name = str(key)
         if not isinstance(joints, dict):
             raise RobotDescriptionError(f"{poses_file}: poses.{name} must map joint names to positions")
-        out[str(name)] = {str(k): float(v) for k, v in joints.items()}
+        bad = next((j for j, v in joints.items() if not isinstance(v, (int, float)) or isinstance(v, bool)), None)
+        if bad is not None:
+            raise RobotDescriptionError(f"{poses_file}: poses.{name}.{bad} must be a number (radians or metres)")
+        out[name] = {str(k): float(v) for k, v in joints.items()}
         if arm is not None:
             if set(out[name]) != set(arm.joint_names):
                 raise RobotDescriptionError(

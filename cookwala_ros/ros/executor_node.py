@@ -45,6 +45,7 @@ from cookwala_msgs.srv import GetCapabilities, GetExecution, GetLog, GetSafetyLi
 from cookwala_ros.core import json_limits, lifecycle
 from cookwala_ros.device import ServedInterfaces, capabilities_document, load_device_config
 from cookwala_ros.executor import events as ev
+from cookwala_ros.executor import single_node
 from cookwala_ros.executor.config import ExecutorConfig
 from cookwala_ros.executor.status import stop_request
 from cookwala_ros.executor.service import ExecutorService, ServiceError
@@ -363,13 +364,9 @@ class ExecutorNode(LockstepTick, LeanEndpoints, Node):
         return GoalResponse.ACCEPT
 
     def _node_goal(self, goal) -> GoalResponse:
-        for name in ("node_json", "envelope_json", "target_json"):
-            text = getattr(goal, name)
-            if text and not _is_json_object(text):
-                self.get_logger().warning(f"ExecuteNode goal rejected: {name} is not a JSON object")
-                return GoalResponse.REJECT
-        if not goal.node_json:
-            self.get_logger().warning("ExecuteNode goal rejected: node_json is empty")
+        problem = node_goal_problem(goal)
+        if problem:
+            self.get_logger().warning(f"ExecuteNode goal rejected: {problem}")
             return GoalResponse.REJECT
         return GoalResponse.ACCEPT
 
@@ -546,11 +543,24 @@ def goal_problem(goal) -> str | None:
     return None
 
 
-def _is_json_object(text: str) -> bool:
-    try:
-        return isinstance(json_limits.loads(text), dict)
-    except ValueError:
-        return False
+def node_goal_problem(goal) -> str | None:
+    """Why an ExecuteNode goal cannot start, or None: the node and target are checked as
+    `start_node` checks them, so a bad shape is a rejected goal, not an aborted one."""
+    documents = {}
+    for name in ("node_json", "envelope_json", "target_json"):
+        text = getattr(goal, name)
+        if not text:
+            continue
+        try:
+            documents[name] = json_limits.loads(text)
+        except ValueError as exc:  # JsonInputError too: 1,000 nested brackets, a 100,000-digit number
+            return f"{name}: not JSON ({exc})"
+        if not isinstance(documents[name], dict):
+            return f"{name}: must be a JSON object"
+    if "node_json" not in documents:
+        return "node_json is empty"
+    problem = single_node.node_problem(documents["node_json"], documents.get("target_json"))
+    return problem[1] if problem else None
 
 
 def _header(node: Node):

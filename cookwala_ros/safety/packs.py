@@ -8,12 +8,10 @@ pack can only tighten them.
 
 from __future__ import annotations
 
-import json
 import pathlib
 from typing import Iterable
 
-import yaml
-
+from cookwala_ros.core import json_limits, yaml_limits
 from cookwala_ros.core import limits as core_limits
 from cookwala_ros.safety.quantities import QuantityError, dimension, duration_s
 from cookwala_ros.safety.strictness import ACTION_EFFECTS
@@ -28,13 +26,20 @@ class PackError(ValueError):
 
 
 def read_pack(path: str | pathlib.Path) -> dict:
-    """A pack from a .json or .yaml file; PackError names the file when it cannot be read."""
+    """A pack from a .json or .yaml file; PackError names the file when it cannot be read.
+
+    Bounded parsers (depth, number size): a hostile pack is a refusal, never a RecursionError."""
     path = pathlib.Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-        data = yaml.safe_load(text) if path.suffix in (".yaml", ".yml") else json.loads(text)
-    except (OSError, ValueError, yaml.YAMLError) as exc:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise PackError(f"{path}: cannot read a SafetyLimits pack ({exc.strerror or exc})") from None
+    try:
+        data = yaml_limits.loads(raw) if path.suffix in (".yaml", ".yml") else json_limits.loads(raw)
+    except ValueError as exc:  # JsonInputError, YamlInputError
         raise PackError(f"{path}: cannot read a SafetyLimits pack: {exc}") from None
+    if not isinstance(data, dict):
+        raise PackError(f"{path}: a SafetyLimits pack must be an object at the top level")
     return data
 
 

@@ -69,6 +69,28 @@ def test_nothing_to_plot_and_bad_input(tmp_path, capsys):
     assert log_command.run(_args("plot", str(path))) == 2
 
 
+@pytest.mark.parametrize("content, message", [
+    (b"[" * 2000 + b"]" * 2000, "nested 2000 levels deep"),  # once a RecursionError traceback
+    (b'{"kind": "ExecutionLog\xff", "steps": []}', "not UTF-8"),  # once a UnicodeDecodeError traceback
+    (b'{"kind": "ExecutionLog", "steps": [], "n": ' + b"9" * 100_000 + b"}", "100000 digits"),
+    (b'{"kind": "ExecutionLog", "steps": [{"op": 5, "startedAt": "2030-01-01T00:00:00Z", "summary": [{"min": 1}]}]}', None),
+    (b'{"kind": "ExecutionLog", "steps": [], "x-cookwala-ros-trace": [["a", 1, 2, 3]]}', "no temperature trace"),
+    (b'{"kind": "ExecutionLog", "steps": [{"summary": 5}], "x-cookwala-ros-trace": 5}', "no temperature trace"),
+    (b'{"kind": "ExecutionLog", "steps": [{"op": "cw.op.simmer"}], "x-cookwala-ros-altitudeM": "x"}',
+     "/x-cookwala-ros-altitudeM"),
+])
+def test_hostile_logs_get_one_message_naming_the_file(tmp_path, capsys, content, message):
+    """Issue 15: deep nesting, bad UTF-8, huge numbers and wrong shapes are an exit code, never a traceback."""
+    path = tmp_path / "hostile.json"
+    path.write_bytes(content)
+    code = log_command.run(_args("plot", str(path), "--output", str(tmp_path / "out.png")))
+    err = capsys.readouterr().err
+    if message is None:
+        assert code == 0 and not err
+    else:
+        assert code in (1, 2) and message in err and str(path) in err and len(err.splitlines()) == 1, err
+
+
 def pathlib_example():
     import pathlib
 

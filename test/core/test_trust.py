@@ -14,6 +14,7 @@ from cookwala_ros.core.keys import (
     b64u_decode,
     key_status_at,
     parse_instant,
+    parse_key_file,
     parse_key_records,
 )
 from cookwala_ros.core.trust import (
@@ -231,3 +232,18 @@ def test_key_record_sources():
         parse_key_records([{"kid": "k", "alg": "EdDSA", "validFrom": AT}], "keys.json")
     with pytest.raises(KeyFileError, match="expected a KeyRecord"):
         parse_key_records("nope")
+
+
+@pytest.mark.parametrize("raw, message", [
+    (b"[" * 2000 + b"]" * 2000, "nested more than 64 levels deep"),
+    (b"- kid: caf\xe9\n", "not UTF-8"),
+    (b'"nope"', "expected a KeyRecord"),
+    (b"42", "expected a KeyRecord"),
+    (b"keys: &k [*k]\n", "contain itself"),
+])
+def test_hostile_key_files_are_a_key_file_error_naming_the_file(raw, message):
+    """Issue 15: what a trusted-keys file gives at start-up, never a RecursionError or UnicodeDecodeError."""
+    with pytest.raises(KeyFileError) as caught:
+        parse_key_file(raw, "keys.yaml")
+    assert str(caught.value).startswith("keys.yaml: ") and message in str(caught.value)
+    assert parse_key_file(json.dumps([RECORD]).encode(), "keys.json") == [RECORD]

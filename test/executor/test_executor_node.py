@@ -238,6 +238,13 @@ def test_execute_node_runs_one_simmer_node(library):
             for text in ("[1]", "{" * 1000 + "}" * 1000, '{"n": ' + "9" * 100_000 + "}"):
                 bad = action.send_goal_async(ExecuteNode.Goal(node_json=text))
                 assert ros.wait_for(bad.done, timeout=10) and not bad.result().accepted, text[:20]
+            # nodes of the wrong shape (issue 15): once a TypeError or ValueError in the executor that
+            # rclpy printed as a traceback, aborting with an empty result; now rejected with a reason
+            for shape, target_json in (({"params": 5}, json.dumps(target)), ({"until": "x"}, ""),
+                                       ({"until": {"all": 5, "maxTime": "PT1M"}}, ""), ({}, '{"value": "hot"}')):
+                bad = action.send_goal_async(ExecuteNode.Goal(node_json=json.dumps({**node, **shape}),
+                                                              target_json=target_json))
+                assert ros.wait_for(bad.done, timeout=10) and not bad.result().accepted, shape
             assert procs[-1].poll() is None, "the executor ended on a hostile goal"
     finally:
         stop_processes(procs)

@@ -203,6 +203,44 @@ def test_files_named_in_the_device_file_are_checked(raw_device, tmp_path, edit, 
     assert message in str(excinfo.value)
 
 
+@pytest.mark.parametrize("content, message", [
+    (b"- home\n- stir\n", "expected a mapping at the top level"),  # once an AttributeError traceback
+    (b'"poses"', "expected a mapping at the top level"),
+    (b"poses: " + b"[" * 3000 + b"]" * 3000, "nested more than 64 levels deep"),  # once a RecursionError
+    (b"poses:\n  home: {shoulder_pan_joint: z\xe9ro}\n", "not UTF-8"),
+    (b"poses:\n  home: {shoulder_pan_joint: [0.0]}\n", "poses.home.shoulder_pan_joint must be a number"),
+])
+def test_a_hostile_poses_file_is_a_device_config_error_naming_it(raw_device, tmp_path, content, message):
+    """Issue 15: the arm's poses file of the wrong shape or nesting gives one message, never a traceback."""
+    from cookwala_ros.device import load_robot_files
+
+    poses = tmp_path / "poses.yaml"
+    poses.write_bytes(content)
+    bad = copy.deepcopy(raw_device)
+    bad["arm"]["poses"] = str(poses)
+    with pytest.raises(DeviceConfigError) as excinfo:
+        load_robot_files(parse_device_config(bad))
+    assert f"arm.poses: {poses}: " in str(excinfo.value) and message in str(excinfo.value), excinfo.value
+
+
+@pytest.mark.xfail(strict=True, raises=(RecursionError, UnicodeDecodeError),
+                   reason="issue 15: device.load_trusted_keys should read with core.keys.parse_key_file (device.py)")
+@pytest.mark.parametrize("content, message", [
+    (b"[" * 2000 + b"]" * 2000, "nested more than 64 levels deep"),
+    (b"- kid: caf\xe9\n", "not UTF-8"),
+])
+def test_a_hostile_trusted_keys_file_is_a_device_config_error_naming_it(raw_device, tmp_path, content, message):
+    from cookwala_ros.device import load_trusted_keys
+
+    keys = tmp_path / "keys.yaml"
+    keys.write_bytes(content)
+    bad = copy.deepcopy(raw_device)
+    bad["executor"]["trusted_keys"] = str(keys)
+    with pytest.raises(DeviceConfigError) as excinfo:
+        load_trusted_keys(parse_device_config(bad))
+    assert f"executor.trusted_keys: {keys}: " in str(excinfo.value) and message in str(excinfo.value), excinfo.value
+
+
 def test_declared_vessels_reach_the_capabilities(raw_device):
     doc = capabilities_document(parse_device_config(raw_device))
     assert [v["class"] for v in doc["capabilities"]["vessels"]] == [

@@ -165,3 +165,24 @@ def test_bad_device_packs_name_the_file_and_field(tmp_path):
                       "limits:\n  - {id: oil.max_temp, kind: max_temp, action: shrug, max: 300, unit: degC, source: t}\n")
     with pytest.raises(PackError, match="bad-action.yaml"):
         load_effective_pack([looser])
+
+
+@pytest.mark.parametrize("name, content, message", [
+    ("deep.json", b"[" * 2000 + b"]" * 2000, "nested 2000 levels deep"),  # once a RecursionError
+    ("deep.yaml", b"- " * 3000 + b"x\n", "nested more than 64 levels deep"),
+    ("flow.yml", b"[" * 3000 + b"]" * 3000, "nested more than 64 levels deep"),
+    ("cycle.yaml", b"limits: &l [*l]\n", "contain itself"),
+    ("latin1.json", b'{"id": "caf\xe9"}', "not UTF-8"),
+    ("latin1.yaml", b"id: caf\xe9\n", "not UTF-8"),
+    ("list.yaml", b"- kind: SafetyLimits\n", "must be an object at the top level"),
+    ("string.json", b'"SafetyLimits"', "must be an object at the top level"),
+])
+def test_hostile_device_packs_are_a_pack_error_naming_the_file(tmp_path, name, content, message):
+    """Issue 15: what the safety monitor and the executor catch at start-up, never a traceback."""
+    from cookwala_ros.safety.packs import PackError
+
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(PackError) as caught:
+        load_effective_pack([path])
+    assert str(path) in str(caught.value) and message in str(caught.value), caught.value

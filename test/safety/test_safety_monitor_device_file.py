@@ -72,3 +72,19 @@ def test_a_broken_device_file_names_device_file(tmp_path, context):
     with pytest.raises(ParameterError) as excinfo:
         make(context, device_file=str(tmp_path / "absent.yaml"))
     assert excinfo.value.name == "device_file" and "cannot read device file" in str(excinfo.value)
+
+
+def test_a_hostile_pack_stops_the_configure_naming_the_file(repo_root, tmp_path, context):
+    """Issue 15: 2,000 nested brackets in a pack once ended the configure in a RecursionError traceback."""
+    from rclpy.lifecycle import TransitionCallbackReturn
+
+    deep = tmp_path / "deep-pack.json"
+    deep.write_text("[" * 2000 + "]" * 2000)
+    node = make(context, device_file=device_file(repo_root, tmp_path, autostart=False), device_packs=[str(deep)])
+    try:
+        assert node.trigger_configure() == TransitionCallbackReturn.FAILURE
+        assert str(deep) in node.config_error and "nested 2000 levels deep" in node.config_error, node.config_error
+        assert "RecursionError" not in node.config_error
+    finally:
+        node.stop_inputs.destroy_node()
+        node.destroy_node()

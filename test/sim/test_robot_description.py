@@ -127,3 +127,18 @@ def test_bad_descriptions_are_refused_with_the_reason(tmp_path, robot_dir):
     limits.write_text("joint_limits:\n  elbow_joint: {has_acceleration_limits: true, max_acceleration: -1}\n")
     with pytest.raises(RobotDescriptionError, match="elbow_joint.max_acceleration"):
         load_acceleration_limits(limits)
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"- elbow_joint\n", "expected a mapping at the top level"),
+    (b"- " * 3000 + b"x\n", "nested more than 64 levels deep"),
+    (b"joint_limits: {elbow_joint: \xff}\n", "not UTF-8"),
+])
+def test_hostile_robot_yaml_is_a_description_error_naming_the_file(tmp_path, content, message):
+    """Issue 15: once an AttributeError or RecursionError that the nodes' start-up did not catch."""
+    path = tmp_path / "robot.yaml"
+    path.write_bytes(content)
+    for load in (load_acceleration_limits, load_poses):
+        with pytest.raises(RobotDescriptionError) as caught:
+            load(path)
+        assert str(path) in str(caught.value) and message in str(caught.value), caught.value
