@@ -19,6 +19,7 @@ import yaml
 
 from cookwala_ros import CORE_VERSION
 from cookwala_ros.core import units, vocab
+from cookwala_ros.core.run_types import HeatMode
 from cookwala_ros.resources import share_path
 from cookwala_ros.ros import names  # the name table (plain strings, no rclpy)
 
@@ -319,8 +320,7 @@ def parse_device_config(raw: Any, source: str = "<memory>") -> DeviceConfig:
         if heater["power_w"] <= 0:
             raise DeviceConfigError(f"heaters[{i}].power_w: must be > 0, got {heater['power_w']}")
         for j, mode in enumerate(heater.get("modes") or []):
-            if not isinstance(mode, str):  # a bare `off` in YAML is the boolean false
-                raise DeviceConfigError(f"heaters[{i}].modes[{j}]: expected a string (quote it), got {mode!r}")
+            _check_mode(mode, f"heaters[{i}].modes[{j}]")
     sensors = _check_list_of(top.get("sensors") or [], "sensor", "sensors")
     for i, sensor in enumerate(sensors):
         _check_id(sensor["sensor"], "cw.sense.", "sensor", f"sensors[{i}].sensor")
@@ -348,6 +348,19 @@ def parse_device_config(raw: Any, source: str = "<memory>") -> DeviceConfig:
         _check_mapping(top["safety_monitor"], _SECTIONS["safety_monitor"], "safety_monitor")
     _check_names(top)
     return DeviceConfig(raw=top, source=source, ops=ops)
+
+
+_HEAT_MODES = tuple(m.value for m in HeatMode)
+
+
+def _check_mode(mode: Any, where: str) -> None:
+    """A mode the nodes cannot command would be promised in the capabilities and never used."""
+    if not isinstance(mode, str):  # a bare `off` in YAML is the boolean false
+        raise DeviceConfigError(f"{where}: expected a string (quote it), got {mode!r}")
+    if mode not in _HEAT_MODES:
+        near = difflib.get_close_matches(mode, _HEAT_MODES, n=1)
+        raise DeviceConfigError(f"{where}: {mode!r} is not a heater mode (one of {', '.join(_HEAT_MODES)})"
+                                + (f"; did you mean {near[0]!r}?" if near else ""))
 
 
 def _check_packs(top: dict) -> None:
