@@ -324,9 +324,8 @@ def parse_device_config(raw: Any, source: str = "<memory>") -> DeviceConfig:
     sensors = _check_list_of(top.get("sensors") or [], "sensor", "sensors")
     for i, sensor in enumerate(sensors):
         _check_id(sensor["sensor"], "cw.sense.", "sensor", f"sensors[{i}].sensor")
-        if sensor.get("unit") is not None and sensor["unit"] not in units.WIRE_UNITS:
-            raise DeviceConfigError(f"sensors[{i}].unit: {sensor['unit']!r} is not a unit of the standard "
-                                    f"(one of {', '.join(sorted(units.WIRE_UNITS))})")
+        if sensor.get("unit") is not None:
+            _check_sensor_unit(sensor["sensor"], sensor["unit"], f"sensors[{i}].unit")
     ops = tuple(_check_id(op, "cw.op.", "op", f"ops[{i}]") for i, op in enumerate(top["ops"]))
     if len(set(ops)) != len(ops):
         raise DeviceConfigError("ops: an operation is listed twice")
@@ -348,6 +347,20 @@ def parse_device_config(raw: Any, source: str = "<memory>") -> DeviceConfig:
         _check_mapping(top["safety_monitor"], _SECTIONS["safety_monitor"], "safety_monitor")
     _check_names(top)
     return DeviceConfig(raw=top, source=source, ops=ops)
+
+
+def _check_sensor_unit(sensor: str, unit: str, where: str) -> None:
+    """A unit of another quantity (`g` on a thermometer) would be read as that quantity."""
+    if unit not in units.WIRE_UNITS:
+        raise DeviceConfigError(f"{where}: {unit!r} is not a unit of the standard "
+                                f"(one of {', '.join(sorted(units.WIRE_UNITS))})")
+    quantity = vocab.sensor_quantity(sensor)
+    if quantity is None:
+        raise DeviceConfigError(f"{where}: {sensor} has no unit in the standard (leave unit out), got {unit!r}")
+    if units.dimension(unit) != quantity:
+        fits = sorted(u for u in units.WIRE_UNITS if units.dimension(u) == quantity)
+        raise DeviceConfigError(f"{where}: {unit!r} is not a unit of {quantity}, which {sensor} measures "
+                                f"(one of {', '.join(fits)})")
 
 
 _HEAT_MODES = tuple(m.value for m in HeatMode)

@@ -51,6 +51,13 @@ def test_packaged_device_file_loads():
          "sensors[0].sensor: 'cw.sense.liquid_tmep' is not a sensor of the vocabulary (did you mean 'cw.sense.liquid_temp'?)"),
         (lambda d: d["ops"].__setitem__(2, "cw.op.simmr"), "ops[2]: 'cw.op.simmr' is not an op of the vocabulary (did you mean 'cw.op.simmer'?)"),
         (lambda d: d["sensors"][0].update(unit="furlongs"), "sensors[0].unit: 'furlongs' is not a unit of the standard"),
+        # a unit of another quantity would be read as that quantity
+        (lambda d: d["sensors"][0].update(unit="g"),
+         "sensors[0].unit: 'g' is not a unit of temperature, which cw.sense.liquid_temp measures (one of degC)"),
+        (lambda d: d["sensors"].append({"sensor": "cw.sense.mass", "unit": "ml"}),
+         "sensors[3].unit: 'ml' is not a unit of mass, which cw.sense.mass measures (one of g, kg, mg, pinch)"),
+        (lambda d: d["sensors"].append({"sensor": "cw.sense.vision", "unit": "pct"}),
+         "sensors[3].unit: cw.sense.vision has no unit in the standard (leave unit out), got 'pct'"),
         # a class outside the vocabulary would put a hob or a pot the standard has no word for
         # into the capabilities: named, with the nearest class
         (lambda d: d["heaters"][0].update(**{"class": "cw.eq.hbo"}),
