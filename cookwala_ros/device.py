@@ -10,6 +10,7 @@ is generated from it, never written by hand.
 from __future__ import annotations
 
 import difflib
+import math
 import pathlib
 import re
 from dataclasses import dataclass, field
@@ -134,17 +135,29 @@ _TOP_LEVEL = {
     "executor": (dict, False),
     "safety_monitor": (dict, False),
 }
+# Bounds of numbers, per section: (lowest, highest, lowest excluded); None = unbounded. A number
+# the type check lets through can still be a power of 0 W or a sensor read never.
+_LIMITS: dict[str, dict[str, tuple[float | None, float | None, bool]]] = {
+    "device": {"altitude_m": (-500, 9000, False)},  # the range the thermal model takes (sim/thermal_model.py)
+    "arm": {"payload_kg": (0, None, False), "reach_mm": (0, None, True)},
+    "heater": {"power_w": (0, None, True), "max_temp_c": (0, None, True)},
+    "sensor": {"accuracy": (0, None, False), "rate_hz": (0, None, True)},
+    "equipment": {"count": (1, None, False), "capacity_ml": (0, None, True), "diameter_mm": (0, None, True)},
+    "executor": {"recall_poll_s": (0, None, True), "http_port": (0, 65535, False)},
+}
 _EMERGENCY_STOP = ("physical", "remote", "both", "none")
 _TYPE_NAMES = {str: "a string", bool: "true or false", list: "a list", dict: "a mapping", _NUMBER: "a number",
                int: "an integer"}
 
 
-def _check_mapping(value: Any, spec: dict[str, tuple[Any, bool]], where: str) -> dict:
+def _check_mapping(value: Any, spec: dict[str, tuple[Any, bool]], where: str,
+                   limits: dict[str, tuple[float | None, float | None, bool]] | None = None) -> dict:
     if not isinstance(value, dict):
-        raise DeviceConfigError(f"{where}: expected a mapping")
+        raise DeviceConfigError(f"{where}: expected a mapping" if where else
+                                f"expected a mapping of sections (device, ops, safety, ...), got {type(value).__name__}")
     for key in value:
         if key not in spec and not str(key).startswith("x-"):
-            raise DeviceConfigError(f"{where}.{key}: unknown key (expected one of {', '.join(spec)})")
+            raise DeviceConfigError(f"{f'{where}.' if where else ''}{key}: unknown key (expected one of {', '.join(spec)})")
     for key, (kind, required) in spec.items():
         path = f"{where}.{key}" if where else key
         if key not in value or value[key] is None:
@@ -155,11 +168,27 @@ def _check_mapping(value: Any, spec: dict[str, tuple[Any, bool]], where: str) ->
         # bool is an int in Python; a number field must not accept true/false.
         if kind in (_NUMBER, int) and isinstance(item, bool) or not isinstance(item, kind):
             raise DeviceConfigError(f"{path}: expected {_TYPE_NAMES[kind]}, got {type(item).__name__}")
+        if isinstance(item, float) and not math.isfinite(item):  # YAML's .nan and .inf
+            raise DeviceConfigError(f"{path}: expected a finite number, got {item}")
+        if limits and key in limits:
+            _check_bounds(item, *limits[key], path)
     return value
 
 
+def _check_bounds(value: float, low: float | None, high: float | None, low_excluded: bool, where: str) -> None:
+    if high is not None:
+        if not low <= value <= high:
+            raise DeviceConfigError(f"{where}: must be {low}..{high}, got {value}")
+    elif value < low or low_excluded and value == low:
+        raise DeviceConfigError(f"{where}: must be {'>' if low_excluded else '>='} {low}, got {value}")
+
+
+def _check_section(value: Any, section: str, where: str) -> dict:
+    return _check_mapping(value, _SECTIONS[section], where, _LIMITS.get(section))
+
+
 def _check_list_of(items: list, section: str, where: str) -> list[dict]:
-    return [_check_mapping(item, _SECTIONS[section], f"{where}[{i}]") for i, item in enumerate(items)]
+    return [_check_section(item, section, f"{where}[{i}]") for i, item in enumerate(items)]
 
 
 def _check_vocab_id(value: Any, prefix: str, where: str) -> str:
@@ -311,14 +340,12 @@ def parse_device_config(raw: Any, source: str = "<memory>") -> DeviceConfig:
         raise DeviceConfigError("interfaces: no longer written by hand; the capabilities' interfaces are the "
                                 "names the nodes really serve (remove the section)")
     top = _check_mapping(raw, _TOP_LEVEL, "")
-    _check_mapping(top["device"], _SECTIONS["device"], "device")
+    _check_section(top["device"], "device", "device")
     if "arm" in top:
-        _check_mapping(top["arm"], _SECTIONS["arm"], "arm")
+        _check_section(top["arm"], "arm", "arm")
     heaters = _check_list_of(top.get("heaters") or [], "heater", "heaters")
     for i, heater in enumerate(heaters):
         _check_id(heater["class"], "cw.eq.", "heater class", f"heaters[{i}].class")
-        if heater["power_w"] <= 0:
-            raise DeviceConfigError(f"heaters[{i}].power_w: must be > 0, got {heater['power_w']}")
         for j, mode in enumerate(heater.get("modes") or []):
             _check_mode(mode, f"heaters[{i}].modes[{j}]")
     sensors = _check_list_of(top.get("sensors") or [], "sensor", "sensors")
@@ -329,7 +356,7 @@ def parse_device_config(raw: Any, source: str = "<memory>") -> DeviceConfig:
     ops = tuple(_check_id(op, "cw.op.", "op", f"ops[{i}]") for i, op in enumerate(top["ops"]))
     if len(set(ops)) != len(ops):
         raise DeviceConfigError("ops: an operation is listed twice")
-    safety = _check_mapping(top["safety"], _SECTIONS["safety"], "safety")
+    safety = _check_section(top["safety"], "safety", "safety")
     _check_list_of(safety["certifications"], "certification", "safety.certifications")
     if safety["emergency_stop"] not in _EMERGENCY_STOP:
         raise DeviceConfigError(
@@ -338,13 +365,16 @@ def parse_device_config(raw: Any, source: str = "<memory>") -> DeviceConfig:
     equipment = _check_list_of(top.get("equipment") or [], "equipment", "equipment")
     for i, item in enumerate(equipment):
         _check_id(item["class"], "cw.eq.", "equipment class", f"equipment[{i}].class")
-        if item.get("count") is not None and item["count"] < 1:
-            raise DeviceConfigError(f"equipment[{i}].count: must be >= 1, got {item['count']}")
     if "executor" in top:
-        _check_executor(_check_mapping(top["executor"], _SECTIONS["executor"], "executor"))
+        _check_executor(_check_section(top["executor"], "executor", "executor"))
     _check_packs(top)
     if "safety_monitor" in top:
-        _check_mapping(top["safety_monitor"], _SECTIONS["safety_monitor"], "safety_monitor")
+        monitor = _check_section(top["safety_monitor"], "safety_monitor", "safety_monitor")
+        for key in ("workspace_min", "workspace_max"):
+            corner = monitor.get(key)
+            if corner is not None and not (len(corner) == 3 and all(
+                    isinstance(v, _NUMBER) and not isinstance(v, bool) and math.isfinite(v) for v in corner)):
+                raise DeviceConfigError(f"safety_monitor.{key}: expected 3 finite numbers [m], got {corner!r}")
     _check_names(top)
     return DeviceConfig(raw=top, source=source, ops=ops)
 
@@ -408,12 +438,6 @@ def _check_executor(section: dict) -> None:
     url = section.get("catalog_url")
     if url is not None and not (url == "" or url.startswith(("http://", "https://"))):
         raise DeviceConfigError(f"executor.catalog_url: expected an http(s) URL, got {url!r}")
-    port = section.get("http_port")
-    if port is not None and not 0 <= port <= 65535:
-        raise DeviceConfigError(f"executor.http_port: must be 0..65535, got {port}")
-    poll = section.get("recall_poll_s")
-    if poll is not None and poll <= 0:
-        raise DeviceConfigError(f"executor.recall_poll_s: must be > 0, got {poll}")
 
 
 def load_device_config(path: str | pathlib.Path | None = None) -> DeviceConfig:

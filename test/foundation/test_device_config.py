@@ -71,6 +71,28 @@ def test_packaged_device_file_loads():
         (lambda d: d["equipment"][0].update(**{"class": "cw.eq.vessel.pot.suace"}),
          "equipment[0].class: 'cw.eq.vessel.pot.suace' is not an equipment class of the vocabulary "
          "(did you mean 'cw.eq.vessel.pot.sauce'?)"),
+        # a number that is not finite, or outside what it can mean
+        (lambda d: d["sensors"][0].update(rate_hz=float("nan")), "sensors[0].rate_hz: expected a finite number, got nan"),
+        (lambda d: d["sensors"][0].update(rate_hz=0), "sensors[0].rate_hz: must be > 0, got 0"),
+        (lambda d: d["sensors"][0].update(rate_hz=-10), "sensors[0].rate_hz: must be > 0, got -10"),
+        (lambda d: d["sensors"][0].update(accuracy=-0.5), "sensors[0].accuracy: must be >= 0, got -0.5"),
+        (lambda d: d["heaters"][0].update(power_w=float("inf")), "heaters[0].power_w: expected a finite number, got inf"),
+        (lambda d: d["heaters"][0].update(power_w=float("nan")), "heaters[0].power_w: expected a finite number, got nan"),
+        (lambda d: d["heaters"][0].update(max_temp_c=float("-inf")), "heaters[0].max_temp_c: expected a finite number"),
+        (lambda d: d["heaters"][0].update(max_temp_c=0), "heaters[0].max_temp_c: must be > 0, got 0"),
+        (lambda d: d["device"].update(altitude_m=float("nan")), "device.altitude_m: expected a finite number, got nan"),
+        (lambda d: d["device"].update(altitude_m=float("inf")), "device.altitude_m: expected a finite number, got inf"),
+        (lambda d: d["device"].update(altitude_m=12000), "device.altitude_m: must be -500..9000, got 12000"),
+        (lambda d: d["arm"].update(reach_mm=float("nan")), "arm.reach_mm: expected a finite number"),
+        (lambda d: d["arm"].update(payload_kg=-1), "arm.payload_kg: must be >= 0, got -1"),
+        (lambda d: d["equipment"][0].update(capacity_ml=float("inf")), "equipment[0].capacity_ml: expected a finite number"),
+        (lambda d: d["equipment"][0].update(diameter_mm=0), "equipment[0].diameter_mm: must be > 0, got 0"),
+        (lambda d: d["executor"].update(recall_poll_s=float("nan")), "executor.recall_poll_s: expected a finite number"),
+        (lambda d: d["safety_monitor"].update(heartbeat_lease_s=float("nan")),
+         "safety_monitor.heartbeat_lease_s: expected a finite number, got nan"),
+        (lambda d: d["safety_monitor"].update(workspace_min=[0, float("nan"), 1]),
+         "safety_monitor.workspace_min: expected 3 finite numbers [m]"),
+        (lambda d: d["safety_monitor"].update(workspace_max=[1, 2]), "safety_monitor.workspace_max: expected 3 finite numbers"),
     ],
 )
 def test_bad_entries_are_named(raw_device, mutate, message):
@@ -105,6 +127,12 @@ def test_every_shipped_device_file_loads(repo_root):
     assert repo_root / "config" / "device.yaml" in files
     for path in files:
         load_device_config(path)  # raises DeviceConfigError naming the file and the key
+
+
+@pytest.mark.parametrize("raw", [["device"], "device", 3])
+def test_a_document_that_is_not_a_mapping_is_named(raw):
+    with pytest.raises(DeviceConfigError, match=r"^expected a mapping of sections \(device, ops, safety, ...\), got "):
+        parse_device_config(raw)
 
 
 def test_vendor_extension_keys_are_accepted(raw_device):
