@@ -10,6 +10,7 @@ is generated from it, never written by hand.
 from __future__ import annotations
 
 import difflib
+import ipaddress
 import math
 import pathlib
 import re
@@ -438,6 +439,26 @@ def _check_executor(section: dict) -> None:
     url = section.get("catalog_url")
     if url is not None and not (url == "" or url.startswith(("http://", "https://"))):
         raise DeviceConfigError(f"executor.catalog_url: expected an http(s) URL, got {url!r}")
+    bind = section.get("http_bind")
+    if bind and not _is_host(bind):
+        raise DeviceConfigError(f"executor.http_bind: {bind!r} is not an IP address or host name (e.g. 127.0.0.1, "
+                                f"0.0.0.0, ::1, localhost)" + ("; the port goes in executor.http_port" if ":" in bind else ""))
+
+
+_HOST_LABEL = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$")
+
+
+def _is_host(value: str) -> bool:
+    """What the HTTP server can listen on: an IP address, or a host name whose last label is not
+    all digits (`999.1.1.1` is a wrong address, not a name; RFC 3696 §2)."""
+    try:
+        ipaddress.ip_address(value)
+        return True
+    except ValueError:
+        pass
+    labels = value.split(".")
+    return (len(value) <= 253 and all(_HOST_LABEL.match(label) for label in labels)
+            and not labels[-1].isdigit())
 
 
 def load_device_config(path: str | pathlib.Path | None = None) -> DeviceConfig:

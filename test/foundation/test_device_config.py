@@ -135,6 +135,12 @@ def test_a_document_that_is_not_a_mapping_is_named(raw):
         parse_device_config(raw)
 
 
+@pytest.mark.parametrize("bind", ["", "127.0.0.1", "0.0.0.0", "::", "::1", "localhost", "kitchen-robot.local"])
+def test_http_bind_takes_an_address_or_a_host_name(raw_device, bind):
+    raw_device["executor"]["http_bind"] = bind
+    assert parse_device_config(raw_device).executor["http_bind"] == bind
+
+
 def test_vendor_extension_keys_are_accepted(raw_device):
     raw_device["device"]["x-acme-serial"] = "A123"
     assert parse_device_config(raw_device).device_id == raw_device["device"]["id"]
@@ -188,6 +194,13 @@ def test_capabilities_document_is_valid_against_the_standard(spec_dir):
         (lambda d: d["executor"].update(http_port="8080"), "executor.http_port: expected an integer"),
         (lambda d: d["executor"].update(http_port=True), "executor.http_port: expected an integer"),
         (lambda d: d["executor"].update(catalog_url="ftp://x"), "executor.catalog_url: expected an http(s) URL"),
+        (lambda d: d["executor"].update(http_bind="127.0.0.1:8080"),
+         "executor.http_bind: '127.0.0.1:8080' is not an IP address or host name (e.g. 127.0.0.1, 0.0.0.0, ::1, "
+         "localhost); the port goes in executor.http_port"),
+        (lambda d: d["executor"].update(http_bind="999.1.1.1"), "executor.http_bind: '999.1.1.1' is not an IP address"),
+        (lambda d: d["executor"].update(http_bind="local host"), "executor.http_bind: 'local host' is not an IP address"),
+        (lambda d: d["executor"].update(http_bind="http://localhost"), "executor.http_bind: 'http://localhost' is not"),
+        (lambda d: d["executor"].update(http_bind="[::1]"), "executor.http_bind: '[::1]' is not an IP address"),
         (lambda d: d["executor"].update(require_signed_recipes="yes"), "executor.require_signed_recipes: expected true or false"),
         (lambda d: d["executor"].update(recall_poll_s=0), "executor.recall_poll_s: must be > 0"),
         (lambda d: d.update(safety_limits=[3]), "safety_limits[0]: expected a file path"),
