@@ -14,13 +14,14 @@ import ipaddress
 import math
 import pathlib
 import re
+import reprlib
 from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 
 from cookwala_ros import CORE_VERSION
-from cookwala_ros.core import units, vocab
+from cookwala_ros.core import json_limits, units, vocab
 from cookwala_ros.core.run_types import HeatMode
 from cookwala_ros.resources import share_path
 from cookwala_ros.ros import names  # the name table (plain strings, no rclpy)
@@ -151,6 +152,21 @@ _TYPE_NAMES = {str: "a string", bool: "true or false", list: "a list", dict: "a 
                int: "an integer"}
 
 
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = 80
+_REPR.maxlist = _REPR.maxdict = 4
+_REPR.maxlevel = 2
+
+
+def _shown(value: Any) -> str:
+    """A value for a message: bounded, so a 1 MB string or a YAML alias bomb stays one short line."""
+    return _REPR.repr(value)
+
+
+def _key(key: Any) -> str:
+    return key if isinstance(key, str) and key.isprintable() and len(key) <= 80 else _shown(key)
+
+
 def _check_mapping(value: Any, spec: dict[str, tuple[Any, bool]], where: str,
                    limits: dict[str, tuple[float | None, float | None, bool]] | None = None) -> dict:
     if not isinstance(value, dict):
@@ -158,7 +174,8 @@ def _check_mapping(value: Any, spec: dict[str, tuple[Any, bool]], where: str,
                                 f"expected a mapping of sections (device, ops, safety, ...), got {type(value).__name__}")
     for key in value:
         if key not in spec and not str(key).startswith("x-"):
-            raise DeviceConfigError(f"{f'{where}.' if where else ''}{key}: unknown key (expected one of {', '.join(spec)})")
+            path = f"{where}.{_key(key)}" if where else _key(key)
+            raise DeviceConfigError(f"{path}: unknown key (expected one of {', '.join(spec)})")
     for key, (kind, required) in spec.items():
         path = f"{where}.{key}" if where else key
         if key not in value or value[key] is None:
@@ -194,7 +211,7 @@ def _check_list_of(items: list, section: str, where: str) -> list[dict]:
 
 def _check_vocab_id(value: Any, prefix: str, where: str) -> str:
     if not isinstance(value, str) or not value.startswith(prefix) or len(value) <= len(prefix):
-        raise DeviceConfigError(f"{where}: expected an id starting with {prefix!r}, got {value!r}")
+        raise DeviceConfigError(f"{where}: expected an id starting with {prefix!r}, got {_shown(value)}")
     return value
 
 
@@ -241,7 +258,7 @@ def _check_known(value: str, kind: str, where: str) -> str:
         return value
     if value not in accepted:
         near = difflib.get_close_matches(value, sorted(suggested), n=1)
-        raise DeviceConfigError(f"{where}: {value!r} is not {name} of the vocabulary"
+        raise DeviceConfigError(f"{where}: {_shown(value)} is not {name} of the vocabulary"
                                 + (f" (did you mean {near[0]!r}?)" if near else ""))
     return value
 
@@ -361,7 +378,7 @@ def parse_device_config(raw: Any, source: str = "<memory>") -> DeviceConfig:
     _check_list_of(safety["certifications"], "certification", "safety.certifications")
     if safety["emergency_stop"] not in _EMERGENCY_STOP:
         raise DeviceConfigError(
-            f"safety.emergency_stop: expected one of {', '.join(_EMERGENCY_STOP)}, got {safety['emergency_stop']!r}"
+            f"safety.emergency_stop: expected one of {', '.join(_EMERGENCY_STOP)}, got {_shown(safety['emergency_stop'])}"
         )
     equipment = _check_list_of(top.get("equipment") or [], "equipment", "equipment")
     for i, item in enumerate(equipment):
@@ -375,7 +392,7 @@ def parse_device_config(raw: Any, source: str = "<memory>") -> DeviceConfig:
             corner = monitor.get(key)
             if corner is not None and not (len(corner) == 3 and all(
                     isinstance(v, _NUMBER) and not isinstance(v, bool) and math.isfinite(v) for v in corner)):
-                raise DeviceConfigError(f"safety_monitor.{key}: expected 3 finite numbers [m], got {corner!r}")
+                raise DeviceConfigError(f"safety_monitor.{key}: expected 3 finite numbers [m], got {_shown(corner)}")
     _check_names(top)
     return DeviceConfig(raw=top, source=source, ops=ops)
 
@@ -383,14 +400,14 @@ def parse_device_config(raw: Any, source: str = "<memory>") -> DeviceConfig:
 def _check_sensor_unit(sensor: str, unit: str, where: str) -> None:
     """A unit of another quantity (`g` on a thermometer) would be read as that quantity."""
     if unit not in units.WIRE_UNITS:
-        raise DeviceConfigError(f"{where}: {unit!r} is not a unit of the standard "
+        raise DeviceConfigError(f"{where}: {_shown(unit)} is not a unit of the standard "
                                 f"(one of {', '.join(sorted(units.WIRE_UNITS))})")
     quantity = vocab.sensor_quantity(sensor)
     if quantity is None:
-        raise DeviceConfigError(f"{where}: {sensor} has no unit in the standard (leave unit out), got {unit!r}")
+        raise DeviceConfigError(f"{where}: {sensor} has no unit in the standard (leave unit out), got {_shown(unit)}")
     if units.dimension(unit) != quantity:
         fits = sorted(u for u in units.WIRE_UNITS if units.dimension(u) == quantity)
-        raise DeviceConfigError(f"{where}: {unit!r} is not a unit of {quantity}, which {sensor} measures "
+        raise DeviceConfigError(f"{where}: {_shown(unit)} is not a unit of {quantity}, which {sensor} measures "
                                 f"(one of {', '.join(fits)})")
 
 
@@ -400,10 +417,10 @@ _HEAT_MODES = tuple(m.value for m in HeatMode)
 def _check_mode(mode: Any, where: str) -> None:
     """A mode the nodes cannot command would be promised in the capabilities and never used."""
     if not isinstance(mode, str):  # a bare `off` in YAML is the boolean false
-        raise DeviceConfigError(f"{where}: expected a string (quote it), got {mode!r}")
+        raise DeviceConfigError(f"{where}: expected a string (quote it), got {_shown(mode)}")
     if mode not in _HEAT_MODES:
         near = difflib.get_close_matches(mode, _HEAT_MODES, n=1)
-        raise DeviceConfigError(f"{where}: {mode!r} is not a heater mode (one of {', '.join(_HEAT_MODES)})"
+        raise DeviceConfigError(f"{where}: {_shown(mode)} is not a heater mode (one of {', '.join(_HEAT_MODES)})"
                                 + (f"; did you mean {near[0]!r}?" if near else ""))
 
 
@@ -432,17 +449,18 @@ def _check_names(top: dict) -> None:
         items += [(f"heaters[{i}].{key}", heater.get(key)) for key in ("command_topic", "state_topic")]
     for where, value in items:
         if value and not _ROS_NAME.match(value):
-            raise DeviceConfigError(f"{where}: {value!r} is not a ROS name (e.g. heater/command or /cookwala/estop)")
+            raise DeviceConfigError(f"{where}: {_shown(value)} is not a ROS name (e.g. heater/command or /cookwala/estop)")
 
 
 def _check_executor(section: dict) -> None:
     url = section.get("catalog_url")
     if url is not None and not (url == "" or url.startswith(("http://", "https://"))):
-        raise DeviceConfigError(f"executor.catalog_url: expected an http(s) URL, got {url!r}")
+        raise DeviceConfigError(f"executor.catalog_url: expected an http(s) URL, got {_shown(url)}")
     bind = section.get("http_bind")
     if bind and not _is_host(bind):
-        raise DeviceConfigError(f"executor.http_bind: {bind!r} is not an IP address or host name (e.g. 127.0.0.1, "
-                                f"0.0.0.0, ::1, localhost)" + ("; the port goes in executor.http_port" if ":" in bind else ""))
+        hint = "; the port goes in executor.http_port" if ":" in bind else ""
+        raise DeviceConfigError(f"executor.http_bind: {_shown(bind)} is not an IP address or host name "
+                                f"(e.g. 127.0.0.1, 0.0.0.0, ::1, localhost){hint}")
 
 
 _HOST_LABEL = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$")
@@ -461,17 +479,61 @@ def _is_host(value: str) -> bool:
             and not labels[-1].isdigit())
 
 
+MAX_FILE_BYTES = 1 << 20  # a device file is a few KB; more is not one
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """SafeLoader with the limits of core/json_limits.py: PyYAML composes nested nodes by
+    recursion (10,000 nested lists raise RecursionError) and int() refuses over 4,300 digits."""
+
+    _depth = 0
+
+    def compose_node(self, parent, index):
+        self._depth += 1
+        try:
+            if self._depth > json_limits.MAX_DEPTH:
+                raise yaml.composer.ComposerError(
+                    None, None, f"nested more than {json_limits.MAX_DEPTH} levels deep", self.peek_event().start_mark)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_yaml_int(self, node):
+        if len(node.value) > json_limits.MAX_NUMBER_CHARS:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"a number of {len(node.value)} characters (at most {json_limits.MAX_NUMBER_CHARS})",
+                node.start_mark)
+        return super().construct_yaml_int(node)
+
+
+_BoundedLoader.add_constructor("tag:yaml.org,2002:int", _BoundedLoader.construct_yaml_int)
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    mark, problem = getattr(exc, "problem_mark", None), getattr(exc, "problem", None) or exc
+    where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
+    return f"not valid YAML{where}: {' '.join(str(problem).split())}"
+
+
 def load_device_config(path: str | pathlib.Path | None = None) -> DeviceConfig:
-    """Read and check a device file; the default is the package's config/device.yaml."""
+    """Read and check a device file; the default is the package's config/device.yaml. Every
+    failure is one DeviceConfigError naming the file: a node stops with it, not a traceback."""
     file = pathlib.Path(path) if path else share_path("config", "device.yaml")
     try:
-        text = file.read_text(encoding="utf-8")
+        with file.open("rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise DeviceConfigError(f"cannot read device file {file}: {exc.strerror or exc}") from exc
+    if len(data) > MAX_FILE_BYTES:
+        raise DeviceConfigError(f"{file}: larger than {MAX_FILE_BYTES} bytes; not a device file")
     try:
-        raw = yaml.safe_load(text)
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DeviceConfigError(f"{file}: not UTF-8 text (byte {exc.start})") from None
+    try:
+        raw = yaml.load(text, Loader=_BoundedLoader)  # noqa: S506 (a SafeLoader)
     except yaml.YAMLError as exc:
-        raise DeviceConfigError(f"{file}: not valid YAML: {exc}") from exc
+        raise DeviceConfigError(f"{file}: {_yaml_problem(exc)}") from None
     try:
         return parse_device_config(raw, source=str(file))
     except DeviceConfigError as exc:

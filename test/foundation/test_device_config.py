@@ -155,6 +155,39 @@ def test_missing_or_broken_file_is_reported(tmp_path):
         load_device_config(broken)
 
 
+def _alias_bomb() -> str:
+    """Six levels of ten aliases: a 10**6-element list when written out, a few lines as YAML."""
+    lines = ['x-0: &x0 ["a", "a", "a", "a", "a", "a", "a", "a", "a", "a"]']
+    lines += [f"x-{n}: &x{n} [{', '.join([f'*x{n - 1}'] * 10)}]" for n in range(1, 6)]
+    return "\n".join(lines) + "\ndevice: {id: a, vendor: b, model: c}\nsafety: {}\nops: *x5\n"
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"device: {id: caf\xe9}\n", "not UTF-8 text (byte 16)"),
+        (b"[" * 10_000 + b"]" * 10_000, "not valid YAML at line 1 column 65: nested more than 64 levels deep"),
+        (b'{"a": ' * 10_000 + b"1" + b"}" * 10_000, "nested more than 64 levels deep"),
+        ("".join(f"{'  ' * n}k{n}:\n" for n in range(600)).encode(), "nested more than 64 levels deep"),
+        (b"device:\n  altitude_m: " + b"9" * 5_000 + b"\n", "not valid YAML at line 2 column 15: a number of 5000 characters"),
+        (b"device: {id: a\x00b}\n", "not valid YAML: unacceptable character #x0000"),
+        (b"device: [\n", "not valid YAML at line 2 column 1:"),
+        (_alias_bomb().encode(), "ops[0]: expected an id starting with 'cw.op.', got [["),
+        (b"# " + b"x" * (1 << 20) + b"\n", "larger than 1048576 bytes"),
+    ],
+    ids=["invalid-utf8", "10k-nested-lists", "10k-nested-json", "deep-block-yaml", "5000-digit-int", "nul-byte",
+         "unclosed", "alias-bomb", "oversized"],
+)
+def test_hostile_files_are_one_line_naming_the_file(tmp_path, content, message):
+    path = tmp_path / "device.yaml"
+    path.write_bytes(content)
+    with pytest.raises(DeviceConfigError) as excinfo:
+        load_device_config(path)
+    text = str(excinfo.value)
+    assert text.startswith(f"{path}: ") and message in text
+    assert "\n" not in text and len(text) < 400
+
+
 def test_capabilities_document_reflects_the_device_file(raw_device):
     doc = capabilities_document(parse_device_config(raw_device))
     assert doc["actor"]["id"] == raw_device["device"]["id"]
