@@ -3,8 +3,9 @@
 It is read once at node start. Every key is checked; an unknown, missing or mistyped entry raises
 `DeviceConfigError` naming the key (e.g. `heaters[0].power_w: expected a number`), so a node
 refuses to start rather than run with a half-understood robot. Op, sensor, heater and equipment
-ids must be in the vocabulary; the message names the nearest one. The Core capabilities document
-is generated from it, never written by hand.
+ids must be in the vocabulary (the message names the nearest one), heater modes the ones the
+nodes command, sensor units of the sensor's quantity, numbers finite and in range. The Core
+capabilities document is generated from it, never written by hand.
 """
 
 from __future__ import annotations
