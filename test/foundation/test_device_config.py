@@ -90,9 +90,6 @@ def test_packaged_device_file_loads():
         (lambda d: d["executor"].update(recall_poll_s=float("nan")), "executor.recall_poll_s: expected a finite number"),
         (lambda d: d["safety_monitor"].update(heartbeat_lease_s=float("nan")),
          "safety_monitor.heartbeat_lease_s: expected a finite number, got nan"),
-        (lambda d: d["safety_monitor"].update(workspace_min=[0, float("nan"), 1]),
-         "safety_monitor.workspace_min: expected 3 finite numbers [m]"),
-        (lambda d: d["safety_monitor"].update(workspace_max=[1, 2]), "safety_monitor.workspace_max: expected 3 finite numbers"),
     ],
 )
 def test_bad_entries_are_named(raw_device, mutate, message):
