@@ -3,22 +3,27 @@
 It is read once at node start. Every key is checked; an unknown, missing or mistyped entry raises
 `DeviceConfigError` naming the key (e.g. `heaters[0].power_w: expected a number`), so a node
 refuses to start rather than run with a half-understood robot. Op, sensor, heater and equipment
-ids must be in the vocabulary; the message names the nearest one. The Core capabilities document
-is generated from it, never written by hand.
+ids must be in the vocabulary (the message names the nearest one), heater modes the ones the
+nodes command, sensor units of the sensor's quantity, numbers finite and in range. The Core
+capabilities document is generated from it, never written by hand.
 """
 
 from __future__ import annotations
 
 import difflib
+import ipaddress
+import math
 import pathlib
 import re
+import reprlib
 from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 
 from cookwala_ros import CORE_VERSION
-from cookwala_ros.core import units, vocab
+from cookwala_ros.core import json_limits, units, vocab
+from cookwala_ros.core.run_types import HeatMode
 from cookwala_ros.resources import share_path
 from cookwala_ros.ros import names  # the name table (plain strings, no rclpy)
 
@@ -133,17 +138,45 @@ _TOP_LEVEL = {
     "executor": (dict, False),
     "safety_monitor": (dict, False),
 }
+# Bounds of numbers, per section: (lowest, highest, lowest excluded); None = unbounded. A number
+# the type check lets through can still be a power of 0 W or a sensor read never.
+_LIMITS: dict[str, dict[str, tuple[float | None, float | None, bool]]] = {
+    "device": {"altitude_m": (-500, 9000, False)},  # the range the thermal model takes (sim/thermal_model.py)
+    "arm": {"payload_kg": (0, None, False), "reach_mm": (0, None, True)},
+    "heater": {"power_w": (0, None, True), "max_temp_c": (0, None, True)},
+    "sensor": {"accuracy": (0, None, False), "rate_hz": (0, None, True)},
+    "equipment": {"count": (1, None, False), "capacity_ml": (0, None, True), "diameter_mm": (0, None, True)},
+    "executor": {"recall_poll_s": (0, None, True), "http_port": (0, 65535, False)},
+}
 _EMERGENCY_STOP = ("physical", "remote", "both", "none")
 _TYPE_NAMES = {str: "a string", bool: "true or false", list: "a list", dict: "a mapping", _NUMBER: "a number",
                int: "an integer"}
 
 
-def _check_mapping(value: Any, spec: dict[str, tuple[Any, bool]], where: str) -> dict:
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = 80
+_REPR.maxlist = _REPR.maxdict = 4
+_REPR.maxlevel = 2
+
+
+def _shown(value: Any) -> str:
+    """A value for a message: bounded, so a 1 MB string or a YAML alias bomb stays one short line."""
+    return _REPR.repr(value)
+
+
+def _key(key: Any) -> str:
+    return key if isinstance(key, str) and key.isprintable() and len(key) <= 80 else _shown(key)
+
+
+def _check_mapping(value: Any, spec: dict[str, tuple[Any, bool]], where: str,
+                   limits: dict[str, tuple[float | None, float | None, bool]] | None = None) -> dict:
     if not isinstance(value, dict):
-        raise DeviceConfigError(f"{where}: expected a mapping")
+        raise DeviceConfigError(f"{where}: expected a mapping" if where else
+                                f"expected a mapping of sections (device, ops, safety, ...), got {type(value).__name__}")
     for key in value:
         if key not in spec and not str(key).startswith("x-"):
-            raise DeviceConfigError(f"{where}.{key}: unknown key (expected one of {', '.join(spec)})")
+            path = f"{where}.{_key(key)}" if where else _key(key)
+            raise DeviceConfigError(f"{path}: unknown key (expected one of {', '.join(spec)})")
     for key, (kind, required) in spec.items():
         path = f"{where}.{key}" if where else key
         if key not in value or value[key] is None:
@@ -154,16 +187,32 @@ def _check_mapping(value: Any, spec: dict[str, tuple[Any, bool]], where: str) ->
         # bool is an int in Python; a number field must not accept true/false.
         if kind in (_NUMBER, int) and isinstance(item, bool) or not isinstance(item, kind):
             raise DeviceConfigError(f"{path}: expected {_TYPE_NAMES[kind]}, got {type(item).__name__}")
+        if isinstance(item, float) and not math.isfinite(item):  # YAML's .nan and .inf
+            raise DeviceConfigError(f"{path}: expected a finite number, got {item}")
+        if limits and key in limits:
+            _check_bounds(item, *limits[key], path)
     return value
 
 
+def _check_bounds(value: float, low: float | None, high: float | None, low_excluded: bool, where: str) -> None:
+    if high is not None:
+        if not low <= value <= high:
+            raise DeviceConfigError(f"{where}: must be {low}..{high}, got {value}")
+    elif value < low or low_excluded and value == low:
+        raise DeviceConfigError(f"{where}: must be {'>' if low_excluded else '>='} {low}, got {value}")
+
+
+def _check_section(value: Any, section: str, where: str) -> dict:
+    return _check_mapping(value, _SECTIONS[section], where, _LIMITS.get(section))
+
+
 def _check_list_of(items: list, section: str, where: str) -> list[dict]:
-    return [_check_mapping(item, _SECTIONS[section], f"{where}[{i}]") for i, item in enumerate(items)]
+    return [_check_section(item, section, f"{where}[{i}]") for i, item in enumerate(items)]
 
 
 def _check_vocab_id(value: Any, prefix: str, where: str) -> str:
     if not isinstance(value, str) or not value.startswith(prefix) or len(value) <= len(prefix):
-        raise DeviceConfigError(f"{where}: expected an id starting with {prefix!r}, got {value!r}")
+        raise DeviceConfigError(f"{where}: expected an id starting with {prefix!r}, got {_shown(value)}")
     return value
 
 
@@ -210,7 +259,7 @@ def _check_known(value: str, kind: str, where: str) -> str:
         return value
     if value not in accepted:
         near = difflib.get_close_matches(value, sorted(suggested), n=1)
-        raise DeviceConfigError(f"{where}: {value!r} is not {name} of the vocabulary"
+        raise DeviceConfigError(f"{where}: {_shown(value)} is not {name} of the vocabulary"
                                 + (f" (did you mean {near[0]!r}?)" if near else ""))
     return value
 
@@ -310,44 +359,66 @@ def parse_device_config(raw: Any, source: str = "<memory>") -> DeviceConfig:
         raise DeviceConfigError("interfaces: no longer written by hand; the capabilities' interfaces are the "
                                 "names the nodes really serve (remove the section)")
     top = _check_mapping(raw, _TOP_LEVEL, "")
-    _check_mapping(top["device"], _SECTIONS["device"], "device")
+    _check_section(top["device"], "device", "device")
     if "arm" in top:
-        _check_mapping(top["arm"], _SECTIONS["arm"], "arm")
+        _check_section(top["arm"], "arm", "arm")
     heaters = _check_list_of(top.get("heaters") or [], "heater", "heaters")
     for i, heater in enumerate(heaters):
         _check_id(heater["class"], "cw.eq.", "heater class", f"heaters[{i}].class")
-        if heater["power_w"] <= 0:
-            raise DeviceConfigError(f"heaters[{i}].power_w: must be > 0, got {heater['power_w']}")
         for j, mode in enumerate(heater.get("modes") or []):
-            if not isinstance(mode, str):  # a bare `off` in YAML is the boolean false
-                raise DeviceConfigError(f"heaters[{i}].modes[{j}]: expected a string (quote it), got {mode!r}")
+            _check_mode(mode, f"heaters[{i}].modes[{j}]")
     sensors = _check_list_of(top.get("sensors") or [], "sensor", "sensors")
     for i, sensor in enumerate(sensors):
         _check_id(sensor["sensor"], "cw.sense.", "sensor", f"sensors[{i}].sensor")
-        if sensor.get("unit") is not None and sensor["unit"] not in units.WIRE_UNITS:
-            raise DeviceConfigError(f"sensors[{i}].unit: {sensor['unit']!r} is not a unit of the standard "
-                                    f"(one of {', '.join(sorted(units.WIRE_UNITS))})")
+        if sensor.get("unit") is not None:
+            _check_sensor_unit(sensor["sensor"], sensor["unit"], f"sensors[{i}].unit")
     ops = tuple(_check_id(op, "cw.op.", "op", f"ops[{i}]") for i, op in enumerate(top["ops"]))
     if len(set(ops)) != len(ops):
         raise DeviceConfigError("ops: an operation is listed twice")
-    safety = _check_mapping(top["safety"], _SECTIONS["safety"], "safety")
+    safety = _check_section(top["safety"], "safety", "safety")
     _check_list_of(safety["certifications"], "certification", "safety.certifications")
     if safety["emergency_stop"] not in _EMERGENCY_STOP:
         raise DeviceConfigError(
-            f"safety.emergency_stop: expected one of {', '.join(_EMERGENCY_STOP)}, got {safety['emergency_stop']!r}"
+            f"safety.emergency_stop: expected one of {', '.join(_EMERGENCY_STOP)}, got {_shown(safety['emergency_stop'])}"
         )
     equipment = _check_list_of(top.get("equipment") or [], "equipment", "equipment")
     for i, item in enumerate(equipment):
         _check_id(item["class"], "cw.eq.", "equipment class", f"equipment[{i}].class")
-        if item.get("count") is not None and item["count"] < 1:
-            raise DeviceConfigError(f"equipment[{i}].count: must be >= 1, got {item['count']}")
     if "executor" in top:
-        _check_executor(_check_mapping(top["executor"], _SECTIONS["executor"], "executor"))
+        _check_executor(_check_section(top["executor"], "executor", "executor"))
     _check_packs(top)
     if "safety_monitor" in top:
-        _check_mapping(top["safety_monitor"], _SECTIONS["safety_monitor"], "safety_monitor")
+        # lists (workspace corners) are checked by the monitor's parameter table, naming the key
+        _check_section(top["safety_monitor"], "safety_monitor", "safety_monitor")
     _check_names(top)
     return DeviceConfig(raw=top, source=source, ops=ops)
+
+
+def _check_sensor_unit(sensor: str, unit: str, where: str) -> None:
+    """A unit of another quantity (`g` on a thermometer) would be read as that quantity."""
+    if unit not in units.WIRE_UNITS:
+        raise DeviceConfigError(f"{where}: {_shown(unit)} is not a unit of the standard "
+                                f"(one of {', '.join(sorted(units.WIRE_UNITS))})")
+    quantity = vocab.sensor_quantity(sensor)
+    if quantity is None:
+        raise DeviceConfigError(f"{where}: {sensor} has no unit in the standard (leave unit out), got {_shown(unit)}")
+    if units.dimension(unit) != quantity:
+        fits = sorted(u for u in units.WIRE_UNITS if units.dimension(u) == quantity)
+        raise DeviceConfigError(f"{where}: {_shown(unit)} is not a unit of {quantity}, which {sensor} measures "
+                                f"(one of {', '.join(fits)})")
+
+
+_HEAT_MODES = tuple(m.value for m in HeatMode)
+
+
+def _check_mode(mode: Any, where: str) -> None:
+    """A mode the nodes cannot command would be promised in the capabilities and never used."""
+    if not isinstance(mode, str):  # a bare `off` in YAML is the boolean false
+        raise DeviceConfigError(f"{where}: expected a string (quote it), got {_shown(mode)}")
+    if mode not in _HEAT_MODES:
+        near = difflib.get_close_matches(mode, _HEAT_MODES, n=1)
+        raise DeviceConfigError(f"{where}: {_shown(mode)} is not a heater mode (one of {', '.join(_HEAT_MODES)})"
+                                + (f"; did you mean {near[0]!r}?" if near else ""))
 
 
 def _check_packs(top: dict) -> None:
@@ -375,32 +446,91 @@ def _check_names(top: dict) -> None:
         items += [(f"heaters[{i}].{key}", heater.get(key)) for key in ("command_topic", "state_topic")]
     for where, value in items:
         if value and not _ROS_NAME.match(value):
-            raise DeviceConfigError(f"{where}: {value!r} is not a ROS name (e.g. heater/command or /cookwala/estop)")
+            raise DeviceConfigError(f"{where}: {_shown(value)} is not a ROS name (e.g. heater/command or /cookwala/estop)")
 
 
 def _check_executor(section: dict) -> None:
     url = section.get("catalog_url")
     if url is not None and not (url == "" or url.startswith(("http://", "https://"))):
-        raise DeviceConfigError(f"executor.catalog_url: expected an http(s) URL, got {url!r}")
-    port = section.get("http_port")
-    if port is not None and not 0 <= port <= 65535:
-        raise DeviceConfigError(f"executor.http_port: must be 0..65535, got {port}")
-    poll = section.get("recall_poll_s")
-    if poll is not None and poll <= 0:
-        raise DeviceConfigError(f"executor.recall_poll_s: must be > 0, got {poll}")
+        raise DeviceConfigError(f"executor.catalog_url: expected an http(s) URL, got {_shown(url)}")
+    bind = section.get("http_bind")
+    if bind and not _is_host(bind):
+        hint = "; the port goes in executor.http_port" if ":" in bind else ""
+        raise DeviceConfigError(f"executor.http_bind: {_shown(bind)} is not an IP address or host name "
+                                f"(e.g. 127.0.0.1, 0.0.0.0, ::1, localhost){hint}")
+
+
+_HOST_LABEL = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$")
+
+
+def _is_host(value: str) -> bool:
+    """What the HTTP server can listen on: an IP address, or a host name whose last label is not
+    all digits (`999.1.1.1` is a wrong address, not a name; RFC 3696 §2)."""
+    try:
+        ipaddress.ip_address(value)
+        return True
+    except ValueError:
+        pass
+    labels = value.split(".")
+    return (len(value) <= 253 and all(_HOST_LABEL.match(label) for label in labels)
+            and not labels[-1].isdigit())
+
+
+MAX_FILE_BYTES = 1 << 20  # a device file is a few KB; more is not one
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """SafeLoader with the limits of core/json_limits.py: PyYAML composes nested nodes by
+    recursion (10,000 nested lists raise RecursionError) and int() refuses over 4,300 digits."""
+
+    _depth = 0
+
+    def compose_node(self, parent, index):
+        self._depth += 1
+        try:
+            if self._depth > json_limits.MAX_DEPTH:
+                raise yaml.composer.ComposerError(
+                    None, None, f"nested more than {json_limits.MAX_DEPTH} levels deep", self.peek_event().start_mark)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_yaml_int(self, node):
+        if len(node.value) > json_limits.MAX_NUMBER_CHARS:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"a number of {len(node.value)} characters (at most {json_limits.MAX_NUMBER_CHARS})",
+                node.start_mark)
+        return super().construct_yaml_int(node)
+
+
+_BoundedLoader.add_constructor("tag:yaml.org,2002:int", _BoundedLoader.construct_yaml_int)
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    mark, problem = getattr(exc, "problem_mark", None), getattr(exc, "problem", None) or exc
+    where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
+    return f"not valid YAML{where}: {' '.join(str(problem).split())}"
 
 
 def load_device_config(path: str | pathlib.Path | None = None) -> DeviceConfig:
-    """Read and check a device file; the default is the package's config/device.yaml."""
+    """Read and check a device file; the default is the package's config/device.yaml. Every
+    failure is one DeviceConfigError naming the file: a node stops with it, not a traceback."""
     file = pathlib.Path(path) if path else share_path("config", "device.yaml")
     try:
-        text = file.read_text(encoding="utf-8")
+        with file.open("rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise DeviceConfigError(f"cannot read device file {file}: {exc.strerror or exc}") from exc
+    if len(data) > MAX_FILE_BYTES:
+        raise DeviceConfigError(f"{file}: larger than {MAX_FILE_BYTES} bytes; not a device file")
     try:
-        raw = yaml.safe_load(text)
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DeviceConfigError(f"{file}: not UTF-8 text (byte {exc.start})") from None
+    try:
+        raw = yaml.load(text, Loader=_BoundedLoader)  # noqa: S506 (a SafeLoader)
     except yaml.YAMLError as exc:
-        raise DeviceConfigError(f"{file}: not valid YAML: {exc}") from exc
+        raise DeviceConfigError(f"{file}: {_yaml_problem(exc)}") from None
     try:
         return parse_device_config(raw, source=str(file))
     except DeviceConfigError as exc:

@@ -115,6 +115,16 @@ def canonical_sensor(sensor_id: str) -> str:
     return sensor_aliases().get(sensor_id, sensor_id)
 
 
+def sensor_quantity(sensor_id: str) -> str | None:
+    """What a sensor measures, as a dimension of core/units.py (`temperature`, `mass`, ...); None
+    when the standard has no unit for its reading (vision, boil detection). Aliases resolve."""
+    canonical = canonical_sensor(sensor_id)
+    for quantity, ids in load("sensors.json")["quantities"].items():
+        if canonical in ids:
+            return None if quantity == "none" else quantity
+    raise UnknownVocabularyId("sensor", sensor_id)
+
+
 def sensor(sensor_id: str) -> str:
     """Canonical id of a vocabulary sensor; raises UnknownVocabularyId for unknown `cw.` ids."""
     if isinstance(sensor_id, str) and (sensor_id in sensor_ids() or sensor_id.startswith("x-")):

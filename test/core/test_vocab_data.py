@@ -119,6 +119,19 @@ def test_oven_sensor_alias():
         vocab.sensor("cw.sense.telepathy")
 
 
+def test_every_sensor_has_one_quantity_with_units_of_the_standard():
+    from cookwala_ros.core import units
+
+    groups = vocab.load("sensors.json")["quantities"]
+    listed = [s for ids in groups.values() for s in ids]
+    canonical = {vocab.canonical_sensor(s) for s in vocab.sensor_ids()}
+    assert sorted(listed) == sorted(canonical)  # each canonical sensor once, aliases resolve
+    dimensions = {units.dimension(u) for u in units.WIRE_UNITS}
+    assert set(groups) - {"none"} <= dimensions
+    assert vocab.sensor_quantity("cw.sense.oven_temp") == vocab.sensor_quantity("cw.sense.liquid_temp") == "temperature"
+    assert vocab.sensor_quantity("cw.sense.vision") is None
+
+
 def test_lookups_name_the_unknown_id():
     with pytest.raises(vocab.UnknownVocabularyId, match="cw.op.levitate"):
         vocab.op("cw.op.levitate")

@@ -37,6 +37,9 @@ def test_packaged_device_file_loads():
         (lambda d: d["heaters"][0].update(power_w=0), "heaters[0].power_w: must be > 0"),
         (lambda d: d["heaters"][0].update(powr_w=10), "heaters[0].powr_w: unknown key"),
         (lambda d: d["heaters"][0].update(modes=[False]), "heaters[0].modes[0]: expected a string"),
+        (lambda d: d["heaters"][0].update(modes=["off", "powr"]),
+         "heaters[0].modes[1]: 'powr' is not a heater mode (one of off, power, setpoint); did you mean 'power'?"),
+        (lambda d: d["heaters"][0].update(modes=["boost"]), "heaters[0].modes[0]: 'boost' is not a heater mode"),
         (lambda d: d["sensors"][1].update(sensor="oil_temp"), "sensors[1].sensor: expected an id starting with 'cw.sense.'"),
         (lambda d: d["ops"].append("simmer"), "ops[10]: expected an id starting with 'cw.op.'"),
         (lambda d: d["ops"].append("cw.op.simmer"), "ops: an operation is listed twice"),
@@ -48,6 +51,13 @@ def test_packaged_device_file_loads():
          "sensors[0].sensor: 'cw.sense.liquid_tmep' is not a sensor of the vocabulary (did you mean 'cw.sense.liquid_temp'?)"),
         (lambda d: d["ops"].__setitem__(2, "cw.op.simmr"), "ops[2]: 'cw.op.simmr' is not an op of the vocabulary (did you mean 'cw.op.simmer'?)"),
         (lambda d: d["sensors"][0].update(unit="furlongs"), "sensors[0].unit: 'furlongs' is not a unit of the standard"),
+        # a unit of another quantity would be read as that quantity
+        (lambda d: d["sensors"][0].update(unit="g"),
+         "sensors[0].unit: 'g' is not a unit of temperature, which cw.sense.liquid_temp measures (one of degC)"),
+        (lambda d: d["sensors"].append({"sensor": "cw.sense.mass", "unit": "ml"}),
+         "sensors[3].unit: 'ml' is not a unit of mass, which cw.sense.mass measures (one of g, kg, mg, pinch)"),
+        (lambda d: d["sensors"].append({"sensor": "cw.sense.vision", "unit": "pct"}),
+         "sensors[3].unit: cw.sense.vision has no unit in the standard (leave unit out), got 'pct'"),
         # a class outside the vocabulary would put a hob or a pot the standard has no word for
         # into the capabilities: named, with the nearest class
         (lambda d: d["heaters"][0].update(**{"class": "cw.eq.hbo"}),
@@ -61,6 +71,25 @@ def test_packaged_device_file_loads():
         (lambda d: d["equipment"][0].update(**{"class": "cw.eq.vessel.pot.suace"}),
          "equipment[0].class: 'cw.eq.vessel.pot.suace' is not an equipment class of the vocabulary "
          "(did you mean 'cw.eq.vessel.pot.sauce'?)"),
+        # a number that is not finite, or outside what it can mean
+        (lambda d: d["sensors"][0].update(rate_hz=float("nan")), "sensors[0].rate_hz: expected a finite number, got nan"),
+        (lambda d: d["sensors"][0].update(rate_hz=0), "sensors[0].rate_hz: must be > 0, got 0"),
+        (lambda d: d["sensors"][0].update(rate_hz=-10), "sensors[0].rate_hz: must be > 0, got -10"),
+        (lambda d: d["sensors"][0].update(accuracy=-0.5), "sensors[0].accuracy: must be >= 0, got -0.5"),
+        (lambda d: d["heaters"][0].update(power_w=float("inf")), "heaters[0].power_w: expected a finite number, got inf"),
+        (lambda d: d["heaters"][0].update(power_w=float("nan")), "heaters[0].power_w: expected a finite number, got nan"),
+        (lambda d: d["heaters"][0].update(max_temp_c=float("-inf")), "heaters[0].max_temp_c: expected a finite number"),
+        (lambda d: d["heaters"][0].update(max_temp_c=0), "heaters[0].max_temp_c: must be > 0, got 0"),
+        (lambda d: d["device"].update(altitude_m=float("nan")), "device.altitude_m: expected a finite number, got nan"),
+        (lambda d: d["device"].update(altitude_m=float("inf")), "device.altitude_m: expected a finite number, got inf"),
+        (lambda d: d["device"].update(altitude_m=12000), "device.altitude_m: must be -500..9000, got 12000"),
+        (lambda d: d["arm"].update(reach_mm=float("nan")), "arm.reach_mm: expected a finite number"),
+        (lambda d: d["arm"].update(payload_kg=-1), "arm.payload_kg: must be >= 0, got -1"),
+        (lambda d: d["equipment"][0].update(capacity_ml=float("inf")), "equipment[0].capacity_ml: expected a finite number"),
+        (lambda d: d["equipment"][0].update(diameter_mm=0), "equipment[0].diameter_mm: must be > 0, got 0"),
+        (lambda d: d["executor"].update(recall_poll_s=float("nan")), "executor.recall_poll_s: expected a finite number"),
+        (lambda d: d["safety_monitor"].update(heartbeat_lease_s=float("nan")),
+         "safety_monitor.heartbeat_lease_s: expected a finite number, got nan"),
     ],
 )
 def test_bad_entries_are_named(raw_device, mutate, message):
@@ -97,6 +126,18 @@ def test_every_shipped_device_file_loads(repo_root):
         load_device_config(path)  # raises DeviceConfigError naming the file and the key
 
 
+@pytest.mark.parametrize("raw", [["device"], "device", 3])
+def test_a_document_that_is_not_a_mapping_is_named(raw):
+    with pytest.raises(DeviceConfigError, match=r"^expected a mapping of sections \(device, ops, safety, ...\), got "):
+        parse_device_config(raw)
+
+
+@pytest.mark.parametrize("bind", ["", "127.0.0.1", "0.0.0.0", "::", "::1", "localhost", "kitchen-robot.local"])
+def test_http_bind_takes_an_address_or_a_host_name(raw_device, bind):
+    raw_device["executor"]["http_bind"] = bind
+    assert parse_device_config(raw_device).executor["http_bind"] == bind
+
+
 def test_vendor_extension_keys_are_accepted(raw_device):
     raw_device["device"]["x-acme-serial"] = "A123"
     assert parse_device_config(raw_device).device_id == raw_device["device"]["id"]
@@ -109,6 +150,39 @@ def test_missing_or_broken_file_is_reported(tmp_path):
     broken.write_text("device: [unclosed\n")
     with pytest.raises(DeviceConfigError, match="not valid YAML"):
         load_device_config(broken)
+
+
+def _alias_bomb() -> str:
+    """Six levels of ten aliases: a 10**6-element list when written out, a few lines as YAML."""
+    lines = ['x-0: &x0 ["a", "a", "a", "a", "a", "a", "a", "a", "a", "a"]']
+    lines += [f"x-{n}: &x{n} [{', '.join([f'*x{n - 1}'] * 10)}]" for n in range(1, 6)]
+    return "\n".join(lines) + "\ndevice: {id: a, vendor: b, model: c}\nsafety: {}\nops: *x5\n"
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"device: {id: caf\xe9}\n", "not UTF-8 text (byte 16)"),
+        (b"[" * 10_000 + b"]" * 10_000, "not valid YAML at line 1 column 65: nested more than 64 levels deep"),
+        (b'{"a": ' * 10_000 + b"1" + b"}" * 10_000, "nested more than 64 levels deep"),
+        ("".join(f"{'  ' * n}k{n}:\n" for n in range(600)).encode(), "nested more than 64 levels deep"),
+        (b"device:\n  altitude_m: " + b"9" * 5_000 + b"\n", "not valid YAML at line 2 column 15: a number of 5000 characters"),
+        (b"device: {id: a\x00b}\n", "not valid YAML: unacceptable character #x0000"),
+        (b"device: [\n", "not valid YAML at line 2 column 1:"),
+        (_alias_bomb().encode(), "ops[0]: expected an id starting with 'cw.op.', got [["),
+        (b"# " + b"x" * (1 << 20) + b"\n", "larger than 1048576 bytes"),
+    ],
+    ids=["invalid-utf8", "10k-nested-lists", "10k-nested-json", "deep-block-yaml", "5000-digit-int", "nul-byte",
+         "unclosed", "alias-bomb", "oversized"],
+)
+def test_hostile_files_are_one_line_naming_the_file(tmp_path, content, message):
+    path = tmp_path / "device.yaml"
+    path.write_bytes(content)
+    with pytest.raises(DeviceConfigError) as excinfo:
+        load_device_config(path)
+    text = str(excinfo.value)
+    assert text.startswith(f"{path}: ") and message in text
+    assert "\n" not in text and len(text) < 400
 
 
 def test_capabilities_document_reflects_the_device_file(raw_device):
@@ -150,6 +224,13 @@ def test_capabilities_document_is_valid_against_the_standard(spec_dir):
         (lambda d: d["executor"].update(http_port="8080"), "executor.http_port: expected an integer"),
         (lambda d: d["executor"].update(http_port=True), "executor.http_port: expected an integer"),
         (lambda d: d["executor"].update(catalog_url="ftp://x"), "executor.catalog_url: expected an http(s) URL"),
+        (lambda d: d["executor"].update(http_bind="127.0.0.1:8080"),
+         "executor.http_bind: '127.0.0.1:8080' is not an IP address or host name (e.g. 127.0.0.1, 0.0.0.0, ::1, "
+         "localhost); the port goes in executor.http_port"),
+        (lambda d: d["executor"].update(http_bind="999.1.1.1"), "executor.http_bind: '999.1.1.1' is not an IP address"),
+        (lambda d: d["executor"].update(http_bind="local host"), "executor.http_bind: 'local host' is not an IP address"),
+        (lambda d: d["executor"].update(http_bind="http://localhost"), "executor.http_bind: 'http://localhost' is not"),
+        (lambda d: d["executor"].update(http_bind="[::1]"), "executor.http_bind: '[::1]' is not an IP address"),
         (lambda d: d["executor"].update(require_signed_recipes="yes"), "executor.require_signed_recipes: expected true or false"),
         (lambda d: d["executor"].update(recall_poll_s=0), "executor.recall_poll_s: must be > 0"),
         (lambda d: d.update(safety_limits=[3]), "safety_limits[0]: expected a file path"),

@@ -60,6 +60,7 @@ def test_the_device_file_gives_the_defaults_and_a_parameter_wins(repo_root, tmp_
 @pytest.mark.parametrize("monitor, name", [
     ({"heat_deadline_s": 2.0}, "heat_deadline_s"),       # CORE §6.2: at most 1 s, also from the file
     ({"workspace_min": [0.0, 1.0]}, "workspace_min"),
+    ({"workspace_max": [0.0, float("nan"), 1.0]}, "workspace_max"),
 ])
 def test_a_bad_value_in_the_file_names_the_parameter_and_the_key(repo_root, tmp_path, context, monitor, name):
     path = device_file(repo_root, tmp_path, **monitor)
