@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 
 from cookwala_ros import CORE_VERSION
-from cookwala_ros.core import json_limits, units, vocab
+from cookwala_ros.core import json_limits, units, vocab, yaml_limits
 from cookwala_ros.core.run_types import HeatMode
 from cookwala_ros.resources import share_path
 from cookwala_ros.ros import names  # the name table (plain strings, no rclpy)
@@ -479,39 +479,6 @@ def _is_host(value: str) -> bool:
 MAX_FILE_BYTES = 1 << 20  # a device file is a few KB; more is not one
 
 
-class _BoundedLoader(yaml.SafeLoader):
-    """SafeLoader with the limits of core/json_limits.py: PyYAML composes nested nodes by
-    recursion (10,000 nested lists raise RecursionError) and int() refuses over 4,300 digits."""
-
-    _depth = 0
-
-    def compose_node(self, parent, index):
-        self._depth += 1
-        try:
-            if self._depth > json_limits.MAX_DEPTH:
-                raise yaml.composer.ComposerError(
-                    None, None, f"nested more than {json_limits.MAX_DEPTH} levels deep", self.peek_event().start_mark)
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
-
-    def construct_yaml_int(self, node):
-        if len(node.value) > json_limits.MAX_NUMBER_CHARS:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"a number of {len(node.value)} characters (at most {json_limits.MAX_NUMBER_CHARS})",
-                node.start_mark)
-        return super().construct_yaml_int(node)
-
-
-_BoundedLoader.add_constructor("tag:yaml.org,2002:int", _BoundedLoader.construct_yaml_int)
-
-
-def _yaml_problem(exc: yaml.YAMLError) -> str:
-    mark, problem = getattr(exc, "problem_mark", None), getattr(exc, "problem", None) or exc
-    where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
-    return f"not valid YAML{where}: {' '.join(str(problem).split())}"
-
-
 def load_device_config(path: str | pathlib.Path | None = None) -> DeviceConfig:
     """Read and check a device file; the default is the package's config/device.yaml. Every
     failure is one DeviceConfigError naming the file: a node stops with it, not a traceback."""
@@ -524,13 +491,9 @@ def load_device_config(path: str | pathlib.Path | None = None) -> DeviceConfig:
     if len(data) > MAX_FILE_BYTES:
         raise DeviceConfigError(f"{file}: larger than {MAX_FILE_BYTES} bytes; not a device file")
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise DeviceConfigError(f"{file}: not UTF-8 text (byte {exc.start})") from None
-    try:
-        raw = yaml.load(text, Loader=_BoundedLoader)  # noqa: S506 (a SafeLoader)
-    except yaml.YAMLError as exc:
-        raise DeviceConfigError(f"{file}: {_yaml_problem(exc)}") from None
+        raw = yaml_limits.loads(data)  # bounded depth (aliases too), UTF-8 checked, one-line errors
+    except yaml_limits.YamlInputError as exc:
+        raise DeviceConfigError(f"{file}: {exc}") from None
     try:
         return parse_device_config(raw, source=str(file))
     except DeviceConfigError as exc:
@@ -575,15 +538,14 @@ def load_trusted_keys(config: DeviceConfig) -> list[dict]:
     name = config.executor.get("trusted_keys")
     if not name:
         return []
-    from cookwala_ros.core.keys import KeyFileError, parse_key_records
+    from cookwala_ros.core.keys import KeyFileError, parse_key_file
 
     path = config.resolve(name)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        return parse_key_records(data, source=str(path))
+        return parse_key_file(path.read_bytes(), source=str(path))  # bounded depth, UTF-8 checked
     except OSError as exc:
         raise DeviceConfigError(f"executor.trusted_keys: cannot read {path}: {exc.strerror or exc}") from None
-    except (KeyFileError, yaml.YAMLError) as exc:
+    except KeyFileError as exc:
         raise DeviceConfigError(f"executor.trusted_keys: {exc}") from None
 
 

@@ -1,9 +1,10 @@
-"""Bounded YAML parsing for the files the nodes read (device packs, poses, key records).
+"""Bounded YAML parsing for the files the nodes read (device files, packs, poses, key records).
 
 `yaml.safe_load` builds nested nodes recursively, so a file of 1,000 nested `- ` or `[` raises
 RecursionError, and an alias can nest a document far deeper than its text (or inside itself).
 `loads` first walks the parser's event stream, which PyYAML produces without recursion, and
-measures the depth with aliases expanded; only a document within `max_depth` is then loaded.
+measures the depth with aliases expanded; only a document within `max_depth` is then loaded,
+and an integer longer than any number we use is refused before `int()` parses it.
 Every failure is one `YamlInputError` with a one-line reason.
 """
 
@@ -13,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from cookwala_ros.core.json_limits import MAX_DEPTH
+from cookwala_ros.core.json_limits import MAX_DEPTH, MAX_NUMBER_CHARS
 
 
 class YamlInputError(ValueError):
@@ -25,6 +26,20 @@ def _reason(exc: yaml.YAMLError) -> str:
     if mark is not None and problem:
         return f"not valid YAML at line {mark.line + 1} column {mark.column + 1}: {problem}"
     return f"not valid YAML: {str(exc).splitlines()[0]}"
+
+
+class _BoundedNumbers(yaml.SafeLoader):
+    """SafeLoader that refuses an integer too long to be a number we use before int() runs
+    (CPython's own guard raises only past 4,300 digits, after the work)."""
+
+    def construct_yaml_int(self, node):
+        if len(node.value) > MAX_NUMBER_CHARS:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"a number of {len(node.value)} characters (at most {MAX_NUMBER_CHARS})", node.start_mark)
+        return super().construct_yaml_int(node)
+
+
+_BoundedNumbers.add_constructor("tag:yaml.org,2002:int", _BoundedNumbers.construct_yaml_int)
 
 
 def depth_problem(text: str, max_depth: int = MAX_DEPTH) -> str | None:
@@ -65,7 +80,7 @@ def loads(text: str | bytes, *, max_depth: int = MAX_DEPTH) -> Any:
             raise YamlInputError(f"not UTF-8 (byte {exc.start})") from None
     try:
         problem = depth_problem(text, max_depth)
-        document = None if problem else yaml.safe_load(text)
+        document = None if problem else yaml.load(text, Loader=_BoundedNumbers)  # noqa: S506 (a SafeLoader)
     except yaml.YAMLError as exc:
         raise YamlInputError(_reason(exc)) from None
     except (ValueError, RecursionError) as exc:  # e.g. an integer beyond CPython's 4,300-digit guard

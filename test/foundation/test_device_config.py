@@ -162,8 +162,8 @@ def _alias_bomb() -> str:
 @pytest.mark.parametrize(
     "content, message",
     [
-        (b"device: {id: caf\xe9}\n", "not UTF-8 text (byte 16)"),
-        (b"[" * 10_000 + b"]" * 10_000, "not valid YAML at line 1 column 65: nested more than 64 levels deep"),
+        (b"device: {id: caf\xe9}\n", "not UTF-8 (byte 16)"),
+        (b"[" * 10_000 + b"]" * 10_000, "nested more than 64 levels deep"),
         (b'{"a": ' * 10_000 + b"1" + b"}" * 10_000, "nested more than 64 levels deep"),
         ("".join(f"{'  ' * n}k{n}:\n" for n in range(600)).encode(), "nested more than 64 levels deep"),
         (b"device:\n  altitude_m: " + b"9" * 5_000 + b"\n", "not valid YAML at line 2 column 15: a number of 5000 characters"),
@@ -304,8 +304,6 @@ def test_a_hostile_poses_file_is_a_device_config_error_naming_it(raw_device, tmp
     assert f"arm.poses: {poses}: " in str(excinfo.value) and message in str(excinfo.value), excinfo.value
 
 
-@pytest.mark.xfail(strict=True, raises=(RecursionError, UnicodeDecodeError),
-                   reason="issue 15: device.load_trusted_keys should read with core.keys.parse_key_file (device.py)")
 @pytest.mark.parametrize("content, message", [
     (b"[" * 2000 + b"]" * 2000, "nested more than 64 levels deep"),
     (b"- kid: caf\xe9\n", "not UTF-8"),
