@@ -337,3 +337,25 @@ def test_a_robot_that_is_cooking_or_held_stopped_declines_busy_naming_why(kitche
         status_pub.publish(ExecutionStatus(id="exec-7", state="completed"))
         safety_pub.publish(SafetyStatus(state=SafetyStatus.STATE_ARMED, state_label="armed"))
     assert kitchen.ros.wait_for(lambda: plan_shows(everyone), timeout=TIMEOUT_S), answers[-1]
+
+
+def test_the_coordinator_plans_what_the_offline_planner_plans(kitchen, tmp_path, capsys):
+    """Hub or no hub, the same plan (REASONING §5.4: without a hub the requesting robot runs the
+    same solver): the live round over topics and `cookwala-ros team plan` on the same robots'
+    capabilities give the same TeamPlan."""
+    from cookwala_ros import cli
+    from cookwala_ros.device import ServedInterfaces, capabilities_document, load_device_config
+
+    argv = ["team", "plan", str(tmp_path / "recipe.json"), "--human-present", "--json"]
+    (tmp_path / "recipe.json").write_text(json.dumps(RECIPE), encoding="utf-8")
+    for namespace, (actor, ops) in ROBOTS.items():
+        document = capabilities_document(load_device_config(device_file_as(tmp_path, actor, ops)),
+                                         ServedInterfaces(namespace=f"/{namespace}"))
+        (tmp_path / f"{namespace}.json").write_text(json.dumps(document), encoding="utf-8")
+        argv += ["--robot", str(tmp_path / f"{namespace}.json")]
+    assert cli.main(argv) == 0
+    offline = json.loads(capsys.readouterr().out)
+    live = kitchen.plan(RECIPE)
+    assert live["closedBy"] == "all_answered", live
+    assert live["plan"] == offline
+    assert offline["leases"] and offline["handoffs"]  # the comparison covers resources and hand-offs
