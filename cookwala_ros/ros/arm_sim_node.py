@@ -135,6 +135,7 @@ class ArmSimNode(LeanEndpoints, Node):
         )
         self._timer = self.create_timer(1.0 / values["publish_rate_hz"], self._on_tick, callback_group=self._group)
         self.stepper = None
+        self._rest_published = False  # lock-step: the rest it sits in was published on a step
         if values["clock_mode"] == "lockstep":
             self._timer.cancel()  # one state per /clock step instead
             self.stepper = StepParticipant(self, self._on_step, callback_group=self._group, idle=lambda: self.model.idle)
@@ -239,6 +240,7 @@ class ArmSimNode(LeanEndpoints, Node):
                 self.get_logger().error(f"rejected trajectory: {exc}")
                 return
             self._publish()  # the state at the moment the command took effect
+            self._rest_published = False  # and the rest after it, on its first step
         if accepted and self.stepper is not None:
             self.stepper.wake()  # lock-step: a resting arm asked to be stepped seconds from now; it moves now
             if self._stall_s > 0 and self._stall_timer.is_canceled():
@@ -255,8 +257,16 @@ class ArmSimNode(LeanEndpoints, Node):
             self._publish()
 
     def _on_step(self, t_ns: int) -> None:
+        """Lock-step: advance and publish; at rest only the first step's state (the rest, which
+        stays current until the next trajectory: ExecutorIO.readings_at), so a resting arm does not
+        wake its listeners every step. The steady tick still publishes it between steps."""
         self._stepped_at = self._wall_mark = time.monotonic()
-        self._on_tick()
+        with self._lock:
+            self._advance()
+            resting = self.model.idle and not self.model.faults.frozen_encoder  # a frozen encoder may report motion
+            if not (resting and self._rest_published):
+                self._publish()
+            self._rest_published = resting
 
     def _on_stall_check(self) -> None:
         """Lock-step, while the arm moves: past `stall_s` without a step, move on in real time."""

@@ -109,6 +109,7 @@ class DeviceIO:
         self.joint_state_timeout_s = values["joint_state_timeout_s"]
         self._heater_at: tuple[float, float] | None = None  # receipt times (steady, ROS)
         self._joints_at: tuple[float, float] | None = None
+        self._motion_until_ns = 0  # lock-step: until then [sim ns] the arm may be moving on our trajectories
         self._first_ros: float | None = None  # ROS time of the first observation
         self.on_reading = None  # called after each heater or joint state (the lock-step tick waits for them)
         self.presence_stale_s = values["presence_stale_s"]
@@ -177,12 +178,20 @@ class DeviceIO:
             self.on_reading()
 
     def readings_at(self, t_ns: int) -> bool:
-        """Lock-step: the plant's state of sim time t has arrived (every driver the device has)."""
+        """Lock-step: the plant's state of sim time t has arrived (every driver the device has).
+
+        An arm at rest is stepped without publishing (arm_sim): its state stays current from the
+        rest it reported after the end of the last motion we commanded until we command another."""
         with self._lock:
-            heater, joints = self.heater_state, self.joints
+            heater, joints, motion_until = self.heater_state, self.joints, self._motion_until_ns
         if self.has_heater and (heater is None or _stamp_ns(heater.stamp) < t_ns):
             return False
-        return not (self.has_arm and (joints is None or _stamp_ns(joints.header.stamp) < t_ns))
+        if not self.has_arm:
+            return True
+        if joints is None:
+            return False
+        stamp = _stamp_ns(joints.header.stamp)
+        return stamp >= t_ns or (stamp >= motion_until and not any(joints.velocity))
 
     def _ros_now(self) -> float:
         return self.node.get_clock().now().nanoseconds / 1e9
@@ -557,10 +566,18 @@ class DeviceIO:
             self.heater_pub.publish(msg)
 
     def _send_trajectory(self, msg: JointTrajectory, energising: bool) -> None:
+        if msg.points:  # a rest reported before its end (plus a margin for its delivery) is not current
+            last = msg.points[-1].time_from_start
+            until = self.node.get_clock().now().nanoseconds + last.sec * 1_000_000_000 + last.nanosec + MOTION_MARGIN_NS
+            with self._lock:
+                self._motion_until_ns = max(self._motion_until_ns, until)
         if self.gate_trajectory_pub is not None and (energising or self._gate_alive()):
             self.gate_trajectory_pub.publish(msg)
         else:
             self.trajectory_pub.publish(msg)
+
+
+MOTION_MARGIN_NS = 1_000_000_000  # a trajectory may start this much [sim ns] after it was sent
 
 
 def _stamp_ns(stamp) -> int:

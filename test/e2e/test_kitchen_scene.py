@@ -24,7 +24,8 @@ def test_kitchen_scene_runs_the_sim_the_executor_and_the_safety_monitor():
     assert specs["executor"].parameters["http_port"] == 8123
     assert specs["sim_clock"].parameters["real_time_factor"] == 40.0
     assert specs["sim_clock"].parameters["use_sim_time"] is False
-    assert all(s.parameters["use_sim_time"] for n, s in specs.items() if n != "sim_clock")
+    assert specs["pot_sim"].parameters["use_sim_time"] is False  # it follows the status, never /clock
+    assert all(s.parameters["use_sim_time"] for n, s in specs.items() if n not in ("sim_clock", "pot_sim"))
     # the executor's and the monitor's heartbeat leases agree
     assert specs["executor"].parameters["heartbeat_lease_s"] == specs["safety_monitor"].parameters["heartbeat_lease_s"]
 
