@@ -287,3 +287,41 @@ def test_heat_commanded_to_an_idle_hob_brings_the_fine_steps_back_at_once():
             lambda m: m.power_w > 0, lambda m: time_ns(m.stamp))
         assert len(heating) >= 5, heating  # stepped while it heats, not one jump at the idle wake
         assert all(b - a == STEP_NS for a, b in zip(heating, heating[1:4])), heating[:5]
+
+
+def test_a_resting_lockstep_arm_publishes_the_first_step_of_its_rest_then_only_its_steady_tick():
+    """While something else keeps the clock stepping finely, an arm at rest does not publish every
+    step (its listeners would wake for an unchanged state): one state on the first step of the
+    rest, then its steady tick; a trajectory brings one state per step back until the next rest."""
+    from sensor_msgs.msg import JointState
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    from cookwala_ros.ros.arm_sim_node import ArmSimNode
+    from cookwala_ros.ros.lockstep import time_ns
+
+    with RosHarness() as ros:
+        arm = ros.add(ArmSimNode(context=ros.context, parameter_overrides=[
+            Parameter("use_sim_time", value=True), Parameter("clock_mode", value="lockstep"),
+            Parameter("steady_rate_hz", value=2.0)]))
+        busy = ros.node("busy")
+        steps: list[int] = []
+        StepParticipant(busy, steps.append)  # never idle: every step is a fine one
+        probe = ros.node("probe")
+        states: list[JointState] = []
+        probe.create_subscription(JointState, "/joint_states", states.append, qos.sensor(depth=10000))
+        publisher = probe.create_publisher(JointTrajectory, "/arm_controller/joint_trajectory", qos.command())
+        lockstep_clock(ros, factor=50.0)  # 500 steps a second at most: many steps per steady tick
+        assert ros.wait_for(lambda: len(steps) >= 200, timeout=30.0)
+        window = (steps[50], steps[199])
+        resting = [time_ns(m.header.stamp) for m in list(states) if window[0] <= time_ns(m.header.stamp) <= window[1]]
+        assert len(resting) < 20, len(resting)  # 150 steps: the steady tick's few states, not one a step
+        point = JointTrajectoryPoint(positions=[float(q) + (0.3 if i == 0 else 0.0)
+                                                for i, q in enumerate(arm.model.measured().positions)])
+        point.time_from_start.sec = 1
+        assert ros.wait_for(lambda: publisher.get_subscription_count() > 0, timeout=10.0)
+        before = steps[-1]
+        publisher.publish(JointTrajectory(joint_names=list(arm.arm.joint_names), points=[point]))
+        assert ros.wait_for(lambda: arm.model.idle and len([t for t in steps if t > before]) > 40, timeout=30.0)
+        moving = sorted({time_ns(m.header.stamp) for m in list(states)
+                         if time_ns(m.header.stamp) > before and max(abs(v) for v in m.velocity) > 0.0})
+        assert len(moving) >= 8 and all(b - a == STEP_NS for a, b in zip(moving[1:4], moving[2:5])), moving[:6]
