@@ -6,7 +6,8 @@ import argparse
 import json
 import sys
 
-from cookwala_ros.device import DeviceConfigError, capabilities_document, load_device_config
+from cookwala_ros.capabilities import capabilities_document
+from cookwala_ros.device import DeviceConfigError, load_device_config
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

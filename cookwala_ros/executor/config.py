@@ -14,13 +14,8 @@ from dataclasses import dataclass, field
 from typing import Iterable, Protocol
 
 from cookwala_ros.core.run_types import RunConfig
-from cookwala_ros.device import (
-    DeviceConfig,
-    DeviceConfigError,
-    capabilities_document,
-    load_robot_files,
-    load_trusted_keys,
-)
+from cookwala_ros.capabilities import capabilities_document
+from cookwala_ros.device import DeviceConfig, DeviceConfigError, load_robot_files, load_trusted_keys
 
 DEFAULT_DATA_DIR = "~/.local/share/cookwala_ros"
 # RunConfig fields the service fills in itself (executor/service.py run_config): from the request ...

@@ -20,7 +20,8 @@ from cookwala_msgs.srv import GetCapabilities
 from cookwala_ros.ros.endpoints import LeanEndpoints
 from cookwala_ros.ros.node_main import run_node
 from cookwala_ros.ros.params import ParamSpec, declare_parameters
-from cookwala_ros.device import ServedInterfaces, capabilities_document, load_device_config, load_robot_files
+from cookwala_ros.capabilities import ServedInterfaces, capabilities_document
+from cookwala_ros.device import load_device_config, load_robot_files
 from cookwala_ros.ros import names
 
 SERVICE_NAME = names.CAPABILITIES_SERVICE

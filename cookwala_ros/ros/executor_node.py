@@ -43,7 +43,8 @@ from cookwala_msgs.action import ExecuteNode, ExecuteRecipe
 from cookwala_msgs.msg import Event, ExecutionStatus, Heartbeat
 from cookwala_msgs.srv import GetCapabilities, GetExecution, GetLog, GetSafetyLimits, Resume, Stop
 from cookwala_ros.core import json_limits, lifecycle
-from cookwala_ros.device import ServedInterfaces, capabilities_document, load_device_config
+from cookwala_ros.capabilities import ServedInterfaces, capabilities_document
+from cookwala_ros.device import load_device_config
 from cookwala_ros.executor import events as ev
 from cookwala_ros.executor import single_node
 from cookwala_ros.executor.config import ExecutorConfig

@@ -13,7 +13,8 @@ import rclpy
 from rclpy.node import Node
 
 from cookwala_msgs.srv import GetCapabilities
-from cookwala_ros.device import ServedInterfaces, capabilities_document, load_device_config
+from cookwala_ros.capabilities import ServedInterfaces, capabilities_document
+from cookwala_ros.device import load_device_config
 from cookwala_ros.ros.capabilities_node import SERVICE_NAME
 
 DISCOVERY_TIMEOUT_S = 10.0

@@ -8,13 +8,8 @@ import json
 import pytest
 import yaml
 
-from cookwala_ros.device import (
-    DeviceConfigError,
-    ServedInterfaces,
-    capabilities_document,
-    load_device_config,
-    parse_device_config,
-)
+from cookwala_ros.capabilities import ServedInterfaces, capabilities_document
+from cookwala_ros.device import DeviceConfigError, load_device_config, parse_device_config
 
 
 @pytest.fixture()
@@ -284,40 +279,29 @@ def test_files_named_in_the_device_file_are_checked(raw_device, tmp_path, edit, 
     assert message in str(excinfo.value)
 
 
-@pytest.mark.parametrize("content, message", [
-    (b"- home\n- stir\n", "expected a mapping at the top level"),  # once an AttributeError traceback
-    (b'"poses"', "expected a mapping at the top level"),
-    (b"poses: " + b"[" * 3000 + b"]" * 3000, "nested more than 64 levels deep"),  # once a RecursionError
-    (b"poses:\n  home: {shoulder_pan_joint: z\xe9ro}\n", "not UTF-8"),
-    (b"poses:\n  home: {shoulder_pan_joint: [0.0]}\n", "poses.home.shoulder_pan_joint must be a number"),
+@pytest.mark.parametrize("section, key, content, message", [
+    ("arm", "poses", b"- home\n- stir\n", "expected a mapping at the top level"),  # once an AttributeError traceback
+    ("arm", "poses", b'"poses"', "expected a mapping at the top level"),
+    ("arm", "poses", b"poses: " + b"[" * 3000 + b"]" * 3000, "nested more than 64 levels deep"),  # once a RecursionError
+    ("arm", "poses", b"poses:\n  home: {shoulder_pan_joint: z\xe9ro}\n", "not UTF-8"),
+    ("arm", "poses", b"poses:\n  home: {shoulder_pan_joint: [0.0]}\n", "poses.home.shoulder_pan_joint must be a number"),
+    ("executor", "trusted_keys", b"[" * 2000 + b"]" * 2000, "nested more than 64 levels deep"),
+    ("executor", "trusted_keys", b"- kid: caf\xe9\n", "not UTF-8"),
 ])
-def test_a_hostile_poses_file_is_a_device_config_error_naming_it(raw_device, tmp_path, content, message):
-    """Issue 15: the arm's poses file of the wrong shape or nesting gives one message, never a traceback."""
-    from cookwala_ros.device import load_robot_files
+def test_a_hostile_file_the_device_file_names_is_a_device_config_error_naming_it(raw_device, tmp_path, section, key,
+                                                                                  content, message):
+    """Issue 15: the arm's poses file or the trusted keys of the wrong shape, nesting or encoding
+    give one message naming the key and the file, never a traceback."""
+    from cookwala_ros.device import load_robot_files, load_trusted_keys
 
-    poses = tmp_path / "poses.yaml"
-    poses.write_bytes(content)
+    named = tmp_path / f"{key}.yaml"
+    named.write_bytes(content)
     bad = copy.deepcopy(raw_device)
-    bad["arm"]["poses"] = str(poses)
+    bad[section][key] = str(named)
+    load = load_robot_files if key == "poses" else load_trusted_keys
     with pytest.raises(DeviceConfigError) as excinfo:
-        load_robot_files(parse_device_config(bad))
-    assert f"arm.poses: {poses}: " in str(excinfo.value) and message in str(excinfo.value), excinfo.value
-
-
-@pytest.mark.parametrize("content, message", [
-    (b"[" * 2000 + b"]" * 2000, "nested more than 64 levels deep"),
-    (b"- kid: caf\xe9\n", "not UTF-8"),
-])
-def test_a_hostile_trusted_keys_file_is_a_device_config_error_naming_it(raw_device, tmp_path, content, message):
-    from cookwala_ros.device import load_trusted_keys
-
-    keys = tmp_path / "keys.yaml"
-    keys.write_bytes(content)
-    bad = copy.deepcopy(raw_device)
-    bad["executor"]["trusted_keys"] = str(keys)
-    with pytest.raises(DeviceConfigError) as excinfo:
-        load_trusted_keys(parse_device_config(bad))
-    assert f"executor.trusted_keys: {keys}: " in str(excinfo.value) and message in str(excinfo.value), excinfo.value
+        load(parse_device_config(bad))
+    assert f"{section}.{key}: {named}: " in str(excinfo.value) and message in str(excinfo.value), excinfo.value
 
 
 def test_declared_vessels_reach_the_capabilities(raw_device):

@@ -344,7 +344,8 @@ def test_the_coordinator_plans_what_the_offline_planner_plans(kitchen, tmp_path,
     same solver): the live round over topics and `cookwala-ros team plan` on the same robots'
     capabilities give the same TeamPlan."""
     from cookwala_ros import cli
-    from cookwala_ros.device import ServedInterfaces, capabilities_document, load_device_config
+    from cookwala_ros.capabilities import ServedInterfaces, capabilities_document
+    from cookwala_ros.device import load_device_config
 
     argv = ["team", "plan", str(tmp_path / "recipe.json"), "--human-present", "--json"]
     (tmp_path / "recipe.json").write_text(json.dumps(RECIPE), encoding="utf-8")

@@ -60,7 +60,8 @@ def test_a_busy_robot_declines_everything():
 
 
 def test_the_projects_shipped_robot_answers_a_mixed_call():
-    from cookwala_ros.device import capabilities_document, load_device_config
+    from cookwala_ros.capabilities import capabilities_document
+    from cookwala_ros.device import load_device_config
 
     caps = capabilities_document(load_device_config())
     answers = answer_cfp(cfp(

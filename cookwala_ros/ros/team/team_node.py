@@ -23,7 +23,8 @@ from rclpy.node import Node
 
 from cookwala_msgs.msg import Event, ExecutionStatus, SafetyStatus, TeamBid, TeamCfp, TeamDecline
 from cookwala_ros.core.lifecycle import is_final, is_state
-from cookwala_ros.device import ServedInterfaces, capabilities_document, load_device_config
+from cookwala_ros.capabilities import ServedInterfaces, capabilities_document
+from cookwala_ros.device import load_device_config
 from cookwala_ros.executor.config import effective_limits
 from cookwala_ros.ros import convert, names, qos
 from cookwala_ros.ros.endpoints import LeanEndpoints
